@@ -1,0 +1,2 @@
+// Placeholder until the instrumentation lands (issue 5).
+export {};

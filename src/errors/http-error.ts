@@ -1,0 +1,218 @@
+import { statusText } from './status-texts.js';
+import type { HttpErrorOptions, HttpErrorOutput, ToHttpErrorOptions } from './types.js';
+
+/** Payload message of every 5xx error: the real message stays on `error.message` for the logs. */
+export const hiddenServerMessage = 'An internal server error occurred';
+
+/** 401 attributes kept off the enumerable keys so `reformat()` can put them back into the payload. */
+export const authAttributes = Symbol('tracewire.authAttributes');
+
+/**
+ * hapi recognises an error response by `isBoom` plus `output`. The flag is set non-enumerable so the
+ * error's keys and JSON stay `data, isHttpError, isServer, output`; writable and configurable because
+ * hapi's own error helper assigns it and redefines `reformat` on errors it sees.
+ */
+const hiddenMethods: PropertyDescriptorMap = {
+    isBoom: { value: true, writable: true, configurable: true, enumerable: false },
+    reformat: { value: reformat, writable: true, configurable: true, enumerable: false }
+};
+
+/**
+ * An error object that carries an HTTP status, headers and a JSON payload a server can send (spec
+ * 2.6). Errors made here are plain `Error`s (or the error given) decorated with these properties:
+ * `instanceof HttpError` and `isHttpError()` recognise them, their prototype does not.
+ */
+export interface HttpError<Data = unknown> extends Error {
+    /** Always true; reliable only on a value known to be an Error (else use `isHttpError()`). */
+    isHttpError: true;
+    /** True for a status of 500 or more. */
+    isServer: boolean;
+    /** The `data` given when the error was made, `null` when none. */
+    data: Data;
+    /** The response: status, headers and payload. May be edited; `reformat()` rebuilds the payload. */
+    output: HttpErrorOutput;
+    /** The factory or constructor that made the error. */
+    typeof: Function;
+    /** On a 401 with attributes and no message: the credentials were missing rather than wrong. */
+    isMissing?: boolean;
+    /** Rebuilds `output.payload` from the error; 5xx messages are hidden unless `debug` is true. */
+    reformat(debug?: boolean): void;
+}
+
+export class HttpError<Data = unknown> {
+    /**
+     * Creates an HttpError from a message, or decorates an existing Error as `toHttpError()` does.
+     * Returns a plain Error, not an instance of this class's prototype (spec 2.6).
+     */
+    constructor(messageOrError?: string | Error | null, options: HttpErrorOptions<Data> = {}) {
+        if (messageOrError instanceof Error) {
+            // biome-ignore lint/correctness/noConstructorReturn: spec 2.6, the result is the decorated Error itself
+            return toHttpError(messageOrError, options);
+        }
+
+        if (messageOrError !== undefined && messageOrError !== null && typeof messageOrError !== 'string') {
+            throw new TypeError(`HttpError message must be a string or an Error, got ${describe(messageOrError)}`);
+        }
+
+        const statusCode = assertStatusCode(options.statusCode ?? 500);
+        const error = createError(messageOrError ?? '', options.ctor ?? HttpError) as HttpError<Data>;
+        error.data = options.data === undefined ? (null as Data) : options.data;
+        initialize(error, statusCode, undefined, options.ctor ?? HttpError);
+        if (options.decorate) {
+            Object.assign(error, options.decorate);
+        }
+
+        // biome-ignore lint/correctness/noConstructorReturn: spec 2.6, errors are plain Errors, not class instances
+        return error;
+    }
+
+    static [Symbol.hasInstance](value: unknown): boolean {
+        return isHttpError(value);
+    }
+}
+
+/**
+ * True when `err` is an HttpError, from this library or hapi's own error objects, and, when
+ * `statusCode` is given, has that status.
+ */
+export function isHttpError<Data = unknown>(err: unknown, statusCode?: number): err is HttpError<Data> {
+    if (!(err instanceof Error)) {
+        return false;
+    }
+
+    const candidate = err as Partial<HttpError> & { isBoom?: unknown };
+    if (candidate.isHttpError !== true && candidate.isBoom !== true) {
+        return false;
+    }
+
+    return statusCode === undefined || candidate.output?.statusCode === statusCode;
+}
+
+/**
+ * Decorates `err` in place with the HttpError properties and returns it. A message given is
+ * prefixed to the error's own one. With `override: false` an existing HttpError keeps its status
+ * and message.
+ */
+export function toHttpError<Data = unknown>(err: Error, options: ToHttpErrorOptions<Data> = {}): HttpError<Data> {
+    if (!(err instanceof Error)) {
+        throw new TypeError(`toHttpError() expects an Error instance, got ${describe(err)}`);
+    }
+
+    const error = err as HttpError<Data>;
+    if (options.data !== undefined) {
+        error.data = options.data;
+    }
+
+    if (options.decorate) {
+        Object.assign(error, options.decorate);
+    }
+
+    if (!isHttpError(error)) {
+        return initialize(error, assertStatusCode(options.statusCode ?? 500), options.message, toHttpError);
+    }
+
+    if (options.override === false || (options.statusCode === undefined && !options.message)) {
+        return error;
+    }
+
+    const statusCode = assertStatusCode(options.statusCode ?? error.output.statusCode);
+    return initialize(error, statusCode, options.message, toHttpError);
+}
+
+function initialize<Data>(
+    error: HttpError<Data>,
+    statusCode: number,
+    messagePrefix: string | undefined,
+    ctor: Function
+): HttpError<Data> {
+    if (!Object.hasOwn(error, 'data')) {
+        error.data = null as Data;
+    }
+
+    error.isHttpError = true;
+    error.isServer = statusCode >= 500;
+    error.output = { statusCode, headers: {}, payload: { statusCode, error: '' } };
+    Object.defineProperties(error, hiddenMethods);
+    if (!Object.hasOwn(error, 'typeof')) {
+        Object.defineProperty(error, 'typeof', { value: ctor, writable: true, configurable: true });
+    }
+
+    if (messagePrefix) {
+        assertWritableMessage(error);
+        error.message = error.message ? `${messagePrefix}: ${error.message}` : messagePrefix;
+    }
+
+    error.reformat();
+    return error;
+}
+
+function reformat(this: HttpError, debug = false): void {
+    const { statusCode } = this.output;
+    const payload: HttpErrorOutput['payload'] = { statusCode, error: statusText(statusCode) };
+    if (statusCode >= 500 && debug !== true) {
+        payload.message = hiddenServerMessage;
+    } else if (this.message) {
+        payload.message = this.message;
+    }
+
+    const attributes = (this as HttpError & { [authAttributes]?: HttpErrorOutput['payload']['attributes'] })[
+        authAttributes
+    ];
+    if (attributes !== undefined) {
+        payload.attributes = typeof attributes === 'string' ? attributes : { ...attributes };
+    }
+
+    this.isServer = statusCode >= 500;
+    this.output.payload = payload;
+}
+
+/**
+ * One stack capture instead of two: the Error is built without frames and the trace is captured
+ * once, cropped at `ctor` so it starts in the caller's code rather than in this library.
+ */
+function createError(message: string, ctor: Function): Error {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    const error = new Error(message);
+    Error.stackTraceLimit = limit;
+    Error.captureStackTrace(error, ctor);
+    return error;
+}
+
+export function assertStatusCode(statusCode: unknown): number {
+    if (typeof statusCode !== 'number' || !Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
+        throw new RangeError(`HttpError statusCode must be an integer from 400 to 599, got ${describe(statusCode)}`);
+    }
+
+    return statusCode;
+}
+
+function assertWritableMessage(error: Error): void {
+    const descriptor =
+        Object.getOwnPropertyDescriptor(error, 'message') ??
+        Object.getOwnPropertyDescriptor(Object.getPrototypeOf(error), 'message');
+    if (descriptor && (descriptor.get || descriptor.set || descriptor.writable === false)) {
+        throw new TypeError(`Cannot prefix the message of ${error.name}: its message property is read-only`);
+    }
+}
+
+/** A short description of an unexpected value for error messages: its type and, for primitives, the value. */
+export function describe(value: unknown): string {
+    if (value === null) {
+        return 'null';
+    }
+
+    if (typeof value === 'string') {
+        return `string ${JSON.stringify(value)}`;
+    }
+
+    if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+        return `${typeof value} ${String(value)}`;
+    }
+
+    if (typeof value === 'object') {
+        return Array.isArray(value) ? 'an array' : `an object (${value.constructor?.name ?? 'no prototype'})`;
+    }
+
+    return typeof value;
+}

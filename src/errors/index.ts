@@ -1,0 +1,45 @@
+/** The `errors` component: HTTP error objects a server can send as its response (spec 2.6, 4.B). */
+export {
+    badData,
+    badGateway,
+    badImplementation,
+    badRequest,
+    clientTimeout,
+    conflict,
+    entityTooLarge,
+    expectationFailed,
+    failedDependency,
+    forbidden,
+    gatewayTimeout,
+    type HttpErrorFactory,
+    illegal,
+    internal,
+    lengthRequired,
+    locked,
+    methodNotAllowed,
+    notAcceptable,
+    notFound,
+    notImplemented,
+    paymentRequired,
+    preconditionFailed,
+    preconditionRequired,
+    proxyAuthRequired,
+    rangeNotSatisfiable,
+    resourceGone,
+    serverUnavailable,
+    teapot,
+    tooEarly,
+    tooManyRequests,
+    unsupportedMediaType,
+    uriTooLong
+} from './factories.js';
+export { HttpError, isHttpError, toHttpError } from './http-error.js';
+export { type HttpErrorSpanAttributes, toSpanAttributes } from './span-attributes.js';
+export type {
+    HttpErrorHeaders,
+    HttpErrorOptions,
+    HttpErrorOutput,
+    HttpErrorPayload,
+    ToHttpErrorOptions
+} from './types.js';
+export { type AuthAttributes, unauthorized } from './unauthorized.js';

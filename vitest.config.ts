@@ -1,0 +1,21 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+    test: {
+        include: ['test/**/*.test.ts'],
+        testTimeout: 20_000,
+        hookTimeout: 20_000,
+        // Two cores: more workers only add contention between servers started by the tests.
+        maxWorkers: 2,
+        coverage: {
+            provider: 'v8',
+            include: ['src/**/*.ts', 'instrumentation/**/*.ts'],
+            reporter: ['text-summary', 'text'],
+            thresholds: {
+                'src/errors/**': { lines: 95, branches: 95 },
+                'src/client/**': { lines: 95, branches: 95 },
+                'src/static/**': { lines: 95, branches: 95 }
+            }
+        }
+    }
+});
