@@ -39,6 +39,7 @@ export interface HttpError<Data = unknown> extends Error {
     reformat(debug?: boolean): void;
 }
 
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface types the plain Errors the constructor returns
 export class HttpError<Data = unknown> {
     /**
      * Creates an HttpError from a message, or decorates an existing Error as `toHttpError()` does.
