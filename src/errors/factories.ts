@@ -1,4 +1,4 @@
-import { HttpError, toHttpError } from './http-error.js';
+import { decorateError, HttpError, isHttpError } from './http-error.js';
 
 /** Every factory takes an optional message and optional data, as the spec's table in 4.B says. */
 export type HttpErrorFactory = <Data = null>(message?: string | Error | null, data?: Data) => HttpError<Data>;
@@ -83,8 +83,9 @@ function serverError<Data>(
     statusCode: number,
     ctor: Function
 ): HttpError<Data> {
-    if (data instanceof Error && !(data as Partial<HttpError>).isHttpError && typeof message !== 'object') {
-        return toHttpError(data, message ? { statusCode, message } : { statusCode }) as HttpError<Data>;
+    // The failure itself becomes the error, so its stack and properties reach the logs unchanged.
+    if (data instanceof Error && !isHttpError(data) && !(message instanceof Error)) {
+        return decorateError(data, message ? { statusCode, message } : { statusCode }, ctor) as HttpError<Data>;
     }
 
     return create(statusCode, message, data, ctor);

@@ -48,7 +48,7 @@ export class HttpError<Data = unknown> {
     constructor(messageOrError?: string | Error | null, options: HttpErrorOptions<Data> = {}) {
         if (messageOrError instanceof Error) {
             // biome-ignore lint/correctness/noConstructorReturn: spec 2.6, the result is the decorated Error itself
-            return toHttpError(messageOrError, options);
+            return decorateError(messageOrError, options, options.ctor ?? HttpError);
         }
 
         if (messageOrError !== undefined && messageOrError !== null && typeof messageOrError !== 'string') {
@@ -86,7 +86,12 @@ export function isHttpError<Data = unknown>(err: unknown, statusCode?: number): 
         return false;
     }
 
-    return statusCode === undefined || candidate.output?.statusCode === statusCode;
+    // A flag without `output` is not a response hapi or `toSpanAttributes()` could use.
+    if (typeof candidate.output !== 'object' || candidate.output === null) {
+        return false;
+    }
+
+    return statusCode === undefined || candidate.output.statusCode === statusCode;
 }
 
 /**
@@ -95,8 +100,17 @@ export function isHttpError<Data = unknown>(err: unknown, statusCode?: number): 
  * and message.
  */
 export function toHttpError<Data = unknown>(err: Error, options: ToHttpErrorOptions<Data> = {}): HttpError<Data> {
+    return decorateError(err, options, toHttpError);
+}
+
+/** `toHttpError()` with the function recorded as `typeof` (the factory the caller used). */
+export function decorateError<Data>(err: Error, options: ToHttpErrorOptions<Data>, ctor: Function): HttpError<Data> {
     if (!(err instanceof Error)) {
         throw new TypeError(`toHttpError() expects an Error instance, got ${describe(err)}`);
+    }
+
+    if (options.message !== undefined && typeof options.message !== 'string') {
+        throw new TypeError(`toHttpError() option message must be a string, got ${describe(options.message)}`);
     }
 
     const error = err as HttpError<Data>;
@@ -109,7 +123,7 @@ export function toHttpError<Data = unknown>(err: Error, options: ToHttpErrorOpti
     }
 
     if (!isHttpError(error)) {
-        return initialize(error, assertStatusCode(options.statusCode ?? 500), options.message, toHttpError);
+        return initialize(error, assertStatusCode(options.statusCode ?? 500), options.message, ctor);
     }
 
     if (options.override === false || (options.statusCode === undefined && !options.message)) {
@@ -117,7 +131,7 @@ export function toHttpError<Data = unknown>(err: Error, options: ToHttpErrorOpti
     }
 
     const statusCode = assertStatusCode(options.statusCode ?? error.output.statusCode);
-    return initialize(error, statusCode, options.message, toHttpError);
+    return initialize(error, statusCode, options.message, ctor);
 }
 
 function initialize<Data>(
@@ -126,20 +140,33 @@ function initialize<Data>(
     messagePrefix: string | undefined,
     ctor: Function
 ): HttpError<Data> {
+    if (messagePrefix) {
+        // Checked before any change so a refused error is not left half decorated.
+        assertWritableMessage(error);
+    }
+
     if (!Object.hasOwn(error, 'data')) {
         error.data = null as Data;
     }
 
+    // Re-decorating keeps the headers (e.g. `Allow`) while the status stays; a new status starts afresh.
+    const previous = isHttpError(error) ? error.output : undefined;
+    const headers = previous?.statusCode === statusCode ? previous.headers : {};
+    if (statusCode !== 401) {
+        // The challenge details belong to a 401 only.
+        delete (error as { [authAttributes]?: unknown })[authAttributes];
+        delete error.isMissing;
+    }
+
     error.isHttpError = true;
     error.isServer = statusCode >= 500;
-    error.output = { statusCode, headers: {}, payload: { statusCode, error: '' } };
+    error.output = { statusCode, headers, payload: { statusCode, error: '' } };
     Object.defineProperties(error, hiddenMethods);
     if (!Object.hasOwn(error, 'typeof')) {
         Object.defineProperty(error, 'typeof', { value: ctor, writable: true, configurable: true });
     }
 
     if (messagePrefix) {
-        assertWritableMessage(error);
         error.message = error.message ? `${messagePrefix}: ${error.message}` : messagePrefix;
     }
 

@@ -1,29 +1,45 @@
 import { STATUS_CODES } from 'node:http';
 
 /**
- * The `error` text of each status, as the spec's table gives it. Where the spec's wording differs
- * from Node's own table (408 `Request Time-out`, 414 `Request-URI Too Large`, ...) the spec wins,
- * because clients of hapi-world services match on these exact strings.
+ * The `error` text of every status of the spec's table in 4.B, spelled out rather than taken from
+ * Node: Node's wording differs (408 `Request Timeout`, 414 `URI Too Long`, ...) and changes between
+ * releases, while clients of hapi-world services match on these exact strings.
  */
 const specTexts: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    402: 'Payment Required',
+    403: 'Forbidden',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    406: 'Not Acceptable',
+    407: 'Proxy Authentication Required',
     408: 'Request Time-out',
+    409: 'Conflict',
+    410: 'Gone',
+    411: 'Length Required',
+    412: 'Precondition Failed',
     413: 'Request Entity Too Large',
     414: 'Request-URI Too Large',
+    415: 'Unsupported Media Type',
     416: 'Requested Range Not Satisfiable',
+    417: 'Expectation Failed',
     418: "I'm a Teapot",
     422: 'Unprocessable Entity',
+    423: 'Locked',
+    424: 'Failed Dependency',
+    425: 'Too Early',
+    428: 'Precondition Required',
+    429: 'Too Many Requests',
+    451: 'Unavailable For Legal Reasons',
+    500: 'Internal Server Error',
+    501: 'Not Implemented',
+    502: 'Bad Gateway',
+    503: 'Service Unavailable',
     504: 'Gateway Time-out'
 };
 
-const texts = new Map<number, string>();
-for (let code = 400; code <= 599; ++code) {
-    const text = specTexts[code] ?? STATUS_CODES[code];
-    if (text !== undefined) {
-        texts.set(code, text);
-    }
-}
-
-/** The `error` text of an HTTP error status, `Unknown` for a code without a registered reason. */
+/** The `error` text of an HTTP error status: the spec's, else Node's, else `Unknown`. */
 export function statusText(statusCode: number): string {
-    return texts.get(statusCode) ?? 'Unknown';
+    return specTexts[statusCode] ?? STATUS_CODES[statusCode] ?? 'Unknown';
 }

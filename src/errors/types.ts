@@ -7,7 +7,7 @@ export interface HttpErrorPayload {
     error: string;
     message?: string;
     /** 401 errors built with a scheme: the `WWW-Authenticate` attributes (rules 2 and 3 of 4.B). */
-    attributes?: Record<string, string> | string;
+    attributes?: Record<string, string | number | boolean> | string;
     [key: string]: unknown;
 }
 

@@ -3,11 +3,14 @@ import { authAttributes, HttpError } from './http-error.js';
 /** `WWW-Authenticate` attributes: values are sent quoted; null and undefined become an empty string. */
 export type AuthAttributes = Record<string, string | number | boolean | null | undefined>;
 
+type PayloadAttributes = Record<string, string | number | boolean> | string;
+
 /**
  * 401 Unauthorized (spec 4.B rules 1–5). With a `scheme` the `WWW-Authenticate` header is set: an
  * attributes object becomes `key="value"` pairs (plus `error="message"`), an attributes string is
  * sent as it is (then no message is allowed). `scheme` may also be a list of complete challenges.
- * Attributes without a message mark the error `isMissing`: no credentials were sent at all.
+ * A challenge sent without a message marks the error `isMissing`: no credentials were sent at all,
+ * which is how hapi's auth tells "try the next strategy" from "wrong credentials".
  */
 export function unauthorized<Data = null>(
     message?: string | null,
@@ -15,67 +18,109 @@ export function unauthorized<Data = null>(
     attributes?: AuthAttributes | string | null
 ): HttpError<Data> {
     const error = new HttpError<Data>(message, { statusCode: 401, ctor: unauthorized });
-    if (!scheme) {
+    const challenge = buildChallenge(message, scheme, attributes);
+    if (challenge === undefined) {
         return error;
     }
 
-    if (typeof scheme !== 'string') {
-        error.output.headers['WWW-Authenticate'] = scheme.join(', ');
-        return error;
-    }
-
-    let challenge = scheme;
-    let payloadAttributes: Record<string, string> | string | undefined;
-    if (typeof attributes === 'string') {
-        if (message) {
-            throw new TypeError('unauthorized(): a message cannot be combined with string attributes (rule 3)');
-        }
-
-        assertHeaderSafe(attributes, 'attributes');
-        challenge = `${scheme} ${attributes}`;
-        payloadAttributes = attributes;
-    } else {
-        const pairs: string[] = [];
-        const object: Record<string, string> = {};
-        for (const [name, raw] of Object.entries(attributes ?? {})) {
-            const value = raw === null || raw === undefined ? '' : String(raw);
-            pairs.push(`${name}="${quote(value, name)}"`);
-            object[name] = value;
-        }
-
-        if (message) {
-            pairs.push(`error="${quote(message, 'message')}"`);
-            object.error = message;
-        }
-
-        if (pairs.length > 0) {
-            challenge = `${scheme} ${pairs.join(', ')}`;
-            payloadAttributes = object;
-        }
-    }
-
-    if (attributes && !message) {
+    error.output.headers['WWW-Authenticate'] = challenge.header;
+    if (!message) {
+        // Non-enumerable so the error's keys stay `data, isHttpError, isServer, output` (spec 2.6).
         Object.defineProperty(error, 'isMissing', { value: true, writable: true, configurable: true });
     }
 
-    error.output.headers['WWW-Authenticate'] = challenge;
-    if (payloadAttributes !== undefined) {
-        Object.defineProperty(error, authAttributes, { value: payloadAttributes, configurable: true });
+    if (challenge.attributes !== undefined) {
+        Object.defineProperty(error, authAttributes, { value: challenge.attributes, configurable: true });
         error.reformat();
     }
 
     return error;
 }
 
-/** Escapes a quoted-string value (RFC 9110 5.6.4); control characters would split the header, so they are refused. */
-function quote(value: string, name: string): string {
-    assertHeaderSafe(value, name);
-    return value.replace(/[\\"]/g, '\\$&');
+interface Challenge {
+    header: string;
+    attributes?: PayloadAttributes;
 }
 
-function assertHeaderSafe(value: string, name: string): void {
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
-    if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
-        throw new TypeError(`unauthorized(): ${name} contains a control character that cannot go in a header`);
+function buildChallenge(
+    message: string | null | undefined,
+    scheme: string | readonly string[] | null | undefined,
+    attributes: AuthAttributes | string | null | undefined
+): Challenge | undefined {
+    const hasAttributes = attributes !== undefined && attributes !== null && attributes !== '';
+    if (typeof attributes === 'string' && hasAttributes && message) {
+        throw new TypeError('unauthorized(): a message cannot be combined with string attributes (rule 3)');
+    }
+
+    if (!scheme || scheme.length === 0) {
+        if (!hasAttributes) {
+            return undefined;
+        }
+
+        // Rule 5: attributes alone still set the header, which only a string can form (a whole challenge).
+        if (typeof attributes !== 'string') {
+            throw new TypeError(
+                'unauthorized(): an attributes object needs a scheme to form the WWW-Authenticate header'
+            );
+        }
+
+        return { header: assertHeaderSafe(attributes, 'attributes'), attributes };
+    }
+
+    if (typeof scheme !== 'string') {
+        if (hasAttributes) {
+            throw new TypeError('unauthorized(): attributes cannot be combined with a list of challenges');
+        }
+
+        return { header: scheme.map((entry, index) => assertHeaderSafe(entry, `scheme[${index}]`)).join(', ') };
+    }
+
+    assertHeaderSafe(scheme, 'scheme');
+    if (typeof attributes === 'string' && hasAttributes) {
+        return { header: `${scheme} ${assertHeaderSafe(attributes, 'attributes')}`, attributes };
+    }
+
+    const pairs: string[] = [];
+    const payload: Record<string, string | number | boolean> = {};
+    for (const [name, raw] of Object.entries(typeof attributes === 'object' && attributes !== null ? attributes : {})) {
+        assertToken(name);
+        const value = raw ?? '';
+        pairs.push(`${name}="${quote(String(value), `attribute ${name}`)}"`);
+        payload[name] = value;
+    }
+
+    if (message) {
+        pairs.push(`error="${quote(message, 'message')}"`);
+        payload.error = message;
+    }
+
+    return pairs.length === 0 ? { header: scheme } : { header: `${scheme} ${pairs.join(', ')}`, attributes: payload };
+}
+
+/** Escapes a quoted-string value (RFC 9110 5.6.4). */
+function quote(value: string, name: string): string {
+    return assertHeaderSafe(value, name).replace(/[\\"]/g, '\\$&');
+}
+
+/** Node refuses these characters in a header at send time; refusing them here names the culprit. */
+function assertHeaderSafe(value: string, name: string): string {
+    if (typeof value !== 'string') {
+        throw new TypeError(`unauthorized(): ${name} must be a string`);
+    }
+
+    const bad = /[^\t\x20-\x7e\x80-\xff]/.exec(value);
+    if (bad) {
+        const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+        const kind = bad[0] < '\x80' ? 'a control character' : 'a character beyond U+00FF';
+        throw new TypeError(`unauthorized(): ${name} contains ${kind} (U+${code}) that cannot go in a header`);
+    }
+
+    return value;
+}
+
+/** Attribute names are sent unquoted, so they must be RFC 9110 tokens. */
+function assertToken(name: string): void {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+        throw new TypeError(`unauthorized(): attribute name ${JSON.stringify(name)} is not a valid header token`);
     }
 }
