@@ -1,2 +1,14 @@
-// Placeholder until the static plugin lands (issue 4).
-export const staticFiles: Record<string, never> = {};
+/** The `staticFiles` hapi plugin (spec component C): `file` and `directory` handlers and `h.file()`. */
+export type { ListingEntry } from './listing.js';
+export { staticFiles } from './plugin.js';
+export type {
+    DirectoryHandlerOptions,
+    DirectoryPathFunction,
+    DispositionMode,
+    EtagMethod,
+    FileHandler,
+    FileHandlerOptions,
+    FileOptions,
+    FilePathFunction,
+    StaticPluginSettings
+} from './types.js';

@@ -1,0 +1,251 @@
+import * as Path from 'node:path';
+import type { Lifecycle, Request, RequestRoute, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import { forbidden, isHttpError, notFound } from '../errors/index.js';
+import {
+    assertOption,
+    createFileResponse,
+    type FileSettings,
+    type FoundFile,
+    findFile,
+    isWithin,
+    needsBody,
+    normalizeFileOptions,
+    releaseFile,
+    type StaticState
+} from './file.js';
+import { readDirectory } from './fs.js';
+import { listingResponse } from './listing.js';
+import type { DirectoryHandlerOptions, DirectoryPathFunction } from './types.js';
+
+/** The 2.8 options with defaults applied and values checked once, when the route is added. */
+interface DirectorySettings {
+    roots: string[] | DirectoryPathFunction;
+    index: string[];
+    listing: boolean;
+    showHidden: boolean;
+    redirectToSlash: boolean;
+    defaultExtension: string | null;
+    file: FileSettings;
+}
+
+const where = 'directory handler';
+
+/** The route's last path parameter selects the resource: `{p}`, `{p?}`, `{p*}` or `{p*3}`. */
+const lastParameterPattern = /\{(\w+)(?:\?|\*\d*)?\}$/;
+
+/** Builds the `directory` handler of a route (spec 2.8, 4.C). */
+export function createDirectoryHandler(
+    state: StaticState,
+    route: RequestRoute,
+    options: DirectoryHandlerOptions
+): Lifecycle.Method {
+    assertOption(typeof options === 'object' && options !== null, `${where} options must be an object`);
+    const parameter = lastParameterPattern.exec(route.path)?.[1];
+    assertOption(
+        parameter !== undefined,
+        `${where} route path must end with a path parameter such as {path*}, got ${route.path}`
+    );
+    // hapi always fills in the route's files settings (default relativeTo: '.').
+    const relativeTo = route.settings.files!.relativeTo;
+    const settings = normalizeDirectoryOptions(options, relativeTo);
+
+    return async (request: Request, h: ResponseToolkit) => {
+        const roots =
+            typeof settings.roots === 'function' ? rootsOf(settings.roots(request), relativeTo) : settings.roots;
+        if (roots instanceof Error) {
+            // Spec 7.7: an error from the path function goes to the client as it is.
+            return roots;
+        }
+
+        const requested = String(request.params[parameter] ?? '');
+        if (requested.includes('\0') || (!settings.showHidden && isHidden(requested))) {
+            return notFound();
+        }
+
+        let lastError: unknown;
+        for (const root of roots) {
+            try {
+                return await serveFromRoot(state, request, h, settings, root, requested);
+            } catch (err) {
+                // Several roots: a miss in one means try the next; any other failure is the answer.
+                if (!isHttpError(err, 404)) {
+                    throw err;
+                }
+
+                lastError = err;
+            }
+        }
+
+        throw lastError;
+    };
+}
+
+function normalizeDirectoryOptions(options: DirectoryHandlerOptions, relativeTo: string): DirectorySettings {
+    const { path, index = true, listing = false, showHidden = false, redirectToSlash = false } = options;
+    assertOption(
+        typeof path === 'function' || typeof path === 'string' || (Array.isArray(path) && path.length > 0),
+        `${where} option "path" must be a string, a non-empty array of strings or a function`
+    );
+    const roots = typeof path === 'function' ? path : rootsOf(path, relativeTo);
+    assertOption(!(roots instanceof Error), `${where} option "path" must hold directory paths`);
+    assertOption(
+        typeof index === 'boolean' ||
+            typeof index === 'string' ||
+            (Array.isArray(index) && index.every((name) => typeof name === 'string' && name !== '')) ||
+            !index,
+        `${where} option "index" must be a boolean, a file name or an array of file names`
+    );
+    assertOption(typeof listing === 'boolean', `${where} option "listing" must be a boolean`);
+    assertOption(typeof showHidden === 'boolean', `${where} option "showHidden" must be a boolean`);
+    assertOption(typeof redirectToSlash === 'boolean', `${where} option "redirectToSlash" must be a boolean`);
+    const { defaultExtension } = options;
+    assertOption(
+        defaultExtension === undefined || (typeof defaultExtension === 'string' && defaultExtension !== ''),
+        `${where} option "defaultExtension" must be a non-empty string`
+    );
+
+    const file = normalizeFileOptions(
+        {
+            lookupCompressed: options.lookupCompressed,
+            lookupMap: options.lookupMap,
+            etagMethod: options.etagMethod
+        },
+        where
+    );
+    return {
+        roots,
+        index: index === true ? ['index.html'] : typeof index === 'string' ? [index] : index || [],
+        listing,
+        showHidden,
+        redirectToSlash,
+        defaultExtension:
+            defaultExtension === undefined
+                ? null
+                : defaultExtension.startsWith('.')
+                  ? defaultExtension
+                  : `.${defaultExtension}`,
+        file
+    };
+}
+
+/** Roots resolved against the route's `files.relativeTo`; an Error passes through to the client. */
+function rootsOf(path: string | string[] | Error, relativeTo: string): string[] | Error {
+    if (path instanceof Error) {
+        return path;
+    }
+
+    const list = Array.isArray(path) ? path : [path];
+    if (!list.every((root) => typeof root === 'string' && root !== '')) {
+        return new TypeError(`static: ${where} path function must return a path, an array of paths or an Error`);
+    }
+
+    return list.map((root) => Path.resolve(relativeTo, root));
+}
+
+/** Any segment starting with a dot (`.git/config`, `a/.env`) hides the resource unless `showHidden`. */
+function isHidden(requested: string): boolean {
+    return requested.split(/[/\\]/).some((segment) => segment.startsWith('.'));
+}
+
+/**
+ * Serves `requested` from one root: the file itself (or with `defaultExtension`), else for a
+ * directory its index file, its listing, or a redirect to the slashed path.
+ */
+async function serveFromRoot(
+    state: StaticState,
+    request: Request,
+    h: ResponseToolkit,
+    settings: DirectorySettings,
+    root: string,
+    requested: string
+): Promise<ResponseObject> {
+    // join (not resolve) so an absolute-looking request stays under the root; no trailing slash in errors.
+    const joined = Path.join(root, requested);
+    const path = joined.length > 1 && joined.endsWith(Path.sep) ? joined.slice(0, -1) : joined;
+    if (!isWithin(path, root)) {
+        throw forbidden(null, { path });
+    }
+
+    const withBody = needsBody(request);
+    const [found, foundPath] = findWithDefaultExtension(state, request, settings, root, path, withBody);
+    if (!found.stats.isDirectory()) {
+        return createFileResponse(state, request, foundPath, root, settings.file, found);
+    }
+
+    releaseFile(found);
+    if (settings.index.length === 0 && !settings.listing) {
+        throw forbidden(null, { path });
+    }
+
+    const pathname = request.url.pathname;
+    if (
+        settings.redirectToSlash &&
+        !pathname.endsWith('/') &&
+        request.server.settings.router?.stripTrailingSlash !== true
+    ) {
+        return h.redirect(`${pathname}/${request.url.search}`);
+    }
+
+    for (const name of settings.index) {
+        const indexPath = Path.join(path, name);
+        const index = findOptional(state, request, settings, root, indexPath, withBody);
+        if (index !== null) {
+            return createFileResponse(state, request, indexPath, root, settings.file, index);
+        }
+    }
+
+    if (!settings.listing) {
+        throw forbidden(null, { path });
+    }
+
+    const entries = await readDirectory(path);
+    const visible = settings.showHidden ? entries : entries.filter((entry) => !entry.name.startsWith('.'));
+    return listingResponse(request, h, requested.replace(/\/+$/, ''), visible);
+}
+
+/** The requested path, or when it is missing the same path plus `defaultExtension`. */
+function findWithDefaultExtension(
+    state: StaticState,
+    request: Request,
+    settings: DirectorySettings,
+    root: string,
+    path: string,
+    withBody: boolean
+): [FoundFile, string] {
+    try {
+        return [findFile(state, request, path, root, settings.file, withBody), path];
+    } catch (err) {
+        if (settings.defaultExtension === null || !isHttpError(err, 404)) {
+            throw err;
+        }
+    }
+
+    const extended = `${path}${settings.defaultExtension}`;
+    return [findFile(state, request, extended, root, settings.file, withBody), extended];
+}
+
+/** An index file when it exists as a file; a missing one (or a directory by that name) is no error. */
+function findOptional(
+    state: StaticState,
+    request: Request,
+    settings: DirectorySettings,
+    root: string,
+    path: string,
+    withBody: boolean
+): FoundFile | null {
+    try {
+        const found = findFile(state, request, path, root, settings.file, withBody);
+        if (found.stats.isFile()) {
+            return found;
+        }
+
+        releaseFile(found);
+        return null;
+    } catch (err) {
+        if (isHttpError(err, 404)) {
+            return null;
+        }
+
+        throw err;
+    }
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import * as Fs from 'node:fs';
+import { toPathError } from './fs.js';
+
+/** How the ETag of a file is made (spec 2.7): a content hash, size and mtime, or none. */
+export type EtagMethod = 'hash' | 'simple' | false;
+
+/** Hashing reads the whole file; large chunks keep the number of reads (and callbacks) low. */
+const hashChunkSize = 256 * 1024;
+
+/**
+ * The SHA-1 tags of file contents, most recently used last. Entries are keyed by path, size and
+ * modification time so a changed file gets a new tag without anyone invalidating the cache.
+ */
+export class EtagCache {
+    readonly #maxSize: number;
+    readonly #tags = new Map<string, string>();
+    /** Requests arriving while a file is hashed share the one read of it. */
+    readonly #pending = new Map<string, Promise<string>>();
+
+    constructor(maxSize: number) {
+        this.#maxSize = maxSize;
+    }
+
+    get size(): number {
+        return this.#tags.size;
+    }
+
+    /** The ETag of the file at `path` per `method`, or null when `method` is false. */
+    async tag(method: EtagMethod, path: string, stats: Stats): Promise<string | null> {
+        if (method === 'simple') {
+            return simpleTag(stats);
+        }
+
+        if (method === false) {
+            return null;
+        }
+
+        const key = `${path}\0${stats.size}\0${stats.mtimeMs}\0${stats.ino}`;
+        const cached = this.#tags.get(key);
+        if (cached !== undefined) {
+            // Re-inserting moves the entry to the young end of the Map's insertion order.
+            this.#tags.delete(key);
+            this.#tags.set(key, cached);
+            return cached;
+        }
+
+        const pending = this.#pending.get(key);
+        if (pending) {
+            return pending;
+        }
+
+        const hashing = hashFile(path).then(
+            (tag) => {
+                this.#pending.delete(key);
+                this.#remember(key, tag);
+                return tag;
+            },
+            (err: unknown) => {
+                this.#pending.delete(key);
+                throw err;
+            }
+        );
+        this.#pending.set(key, hashing);
+        return hashing;
+    }
+
+    #remember(key: string, tag: string): void {
+        if (this.#maxSize === 0) {
+            return;
+        }
+
+        this.#tags.set(key, tag);
+        if (this.#tags.size > this.#maxSize) {
+            const oldest = this.#tags.keys().next().value as string;
+            this.#tags.delete(oldest);
+        }
+    }
+}
+
+/** Size and modification time in hex: cheap, and stable as long as one server serves the file. */
+export function simpleTag(stats: Stats): string {
+    return `${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}`;
+}
+
+/** The SHA-1 of the contents, so every server of a distributed deployment gives a file the same tag. */
+function hashFile(path: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+        const hash = createHash('sha1');
+        const stream = Fs.createReadStream(path, { highWaterMark: hashChunkSize });
+        stream.on('data', (chunk) => hash.update(chunk));
+        stream.on('error', (err: NodeJS.ErrnoException) => reject(toPathError(err, path)));
+        stream.on('end', () => resolve(hash.digest('hex')));
+    });
+}

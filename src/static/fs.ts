@@ -1,0 +1,138 @@
+import * as Fs from 'node:fs';
+import { forbidden, type HttpError, internal, notFound } from '../errors/index.js';
+
+/** What a failed file-system call becomes: the HttpError a client receives, with `data.path` (spec 7.5, 7.6). */
+export interface PathErrorData {
+    path: string;
+    cause?: Error;
+}
+
+/** Codes that mean "nothing servable here", so the client sees a 404 rather than a server fault. */
+const missingCodes = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EINVAL']);
+/** Codes that mean "it exists but this process may not read it". */
+const deniedCodes = new Set(['EACCES', 'EPERM', 'EISDIR']);
+
+/** Maps an error of a file-system call on `path` to the HttpError the client receives. */
+export function toPathError(err: NodeJS.ErrnoException, path: string): HttpError<PathErrorData> {
+    const code = err.code ?? '';
+    if (missingCodes.has(code)) {
+        return notFound(null, { path });
+    }
+
+    if (deniedCodes.has(code)) {
+        return forbidden(null, { path });
+    }
+
+    return internal(`Failed to access ${path}: ${err.message}`, { path, cause: err }) as HttpError<PathErrorData>;
+}
+
+/*
+ * The calls a request makes on its way to the bytes (realpath, open, fstat, stat, short reads,
+ * close) are synchronous on purpose: on a local file system they take a few microseconds, well
+ * under the cost of a thread-pool round trip, and a request makes up to five of them. Large files
+ * stream, hashing streams and listings read asynchronously.
+ */
+
+/** Non-blocking, so opening a FIFO returns at once (and is then refused as not a file) instead of waiting for a writer. */
+const openFlags = Fs.constants.O_RDONLY | (Fs.constants.O_NONBLOCK ?? 0);
+
+export function openFile(path: string): number {
+    try {
+        return Fs.openSync(path, openFlags);
+    } catch (err) {
+        throw toPathError(err as NodeJS.ErrnoException, path);
+    }
+}
+
+export function statFd(fd: number, path: string): Fs.Stats {
+    try {
+        return Fs.fstatSync(fd);
+    } catch (err) {
+        throw toPathError(err as NodeJS.ErrnoException, path);
+    }
+}
+
+export function statPath(path: string): Fs.Stats {
+    try {
+        return Fs.statSync(path);
+    } catch (err) {
+        throw toPathError(err as NodeJS.ErrnoException, path);
+    }
+}
+
+/** False when nothing exists at `path`; any other failure is left for the real lookup to report. */
+export function hasEntry(path: string): boolean {
+    try {
+        return Fs.lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+    } catch {
+        return true;
+    }
+}
+
+/** The path with every symlink resolved, so a confine check sees where a file really is. */
+export function realPath(path: string): string {
+    try {
+        return Fs.realpathSync.native(path);
+    } catch (err) {
+        throw toPathError(err as NodeJS.ErrnoException, path);
+    }
+}
+
+/** Nothing useful can be done when closing a read-only descriptor fails. */
+export function closeFile(fd: number): void {
+    try {
+        Fs.closeSync(fd);
+    } catch {}
+}
+
+/** Reads `length` bytes at `position`, looping over short reads; a file that shrank meanwhile is a 500. */
+export function readBytes(fd: number, path: string, position: number, length: number): Buffer {
+    const buffer = Buffer.allocUnsafe(length);
+    let offset = 0;
+    while (offset < length) {
+        let bytesRead: number;
+        try {
+            bytesRead = Fs.readSync(fd, buffer, offset, length - offset, position + offset);
+        } catch (err) {
+            throw toPathError(err as NodeJS.ErrnoException, path);
+        }
+
+        if (bytesRead === 0) {
+            throw internal(`File ${path} shrank while it was read`, { path });
+        }
+
+        offset += bytesRead;
+    }
+
+    return buffer;
+}
+
+export interface DirectoryEntry {
+    name: string;
+    isDirectory: boolean;
+    size: number;
+    mtime: Date;
+}
+
+/** Lists a directory with the size and modification time of each entry; entries that vanish meanwhile are left out. */
+export async function readDirectory(path: string): Promise<DirectoryEntry[]> {
+    const names = await new Promise<string[]>((resolve, reject) => {
+        Fs.readdir(path, (err, found) => (err ? reject(toPathError(err, path)) : resolve(found)));
+    });
+
+    const entries = await Promise.all(
+        names.map(
+            (name) =>
+                new Promise<DirectoryEntry | null>((resolve) => {
+                    Fs.stat(`${path}/${name}`, (err, stats) =>
+                        resolve(
+                            err
+                                ? null
+                                : { name, isDirectory: stats.isDirectory(), size: stats.size, mtime: stats.mtime }
+                        )
+                    );
+                })
+        )
+    );
+    return entries.filter((entry): entry is DirectoryEntry => entry !== null);
+}

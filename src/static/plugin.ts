@@ -1,0 +1,84 @@
+import type { Lifecycle, NamedPlugin, RequestRoute, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import { createDirectoryHandler } from './directory.js';
+import {
+    assertOption,
+    createFileResponse,
+    type FileSettings,
+    normalizeFileOptions,
+    resolveFilePath,
+    respondWithFile,
+    StaticState
+} from './file.js';
+import type { DirectoryHandlerOptions, FileHandler, FileOptions, StaticPluginSettings } from './types.js';
+
+const defaultEtagsCacheMaxSize = 1000;
+
+/**
+ * The static-file plugin for hapi (spec component C): the `file` and `directory` handlers and
+ * `h.file()`. Register it with `await server.register(staticFiles)`; settings come from the server
+ * option `plugins.static`. Registering it again on the same server does nothing.
+ */
+export const staticFiles: NamedPlugin<void> = {
+    name: 'static',
+    once: true,
+    register(server: Server) {
+        const settings = readSettings(server.settings.plugins?.static);
+        const state = new StaticState(settings.etagsCacheMaxSize);
+
+        server.decorate('handler', 'file', (route: RequestRoute, options: FileHandler) =>
+            createFileHandler(state, route, options)
+        );
+        server.decorate('handler', 'directory', (route: RequestRoute, options: DirectoryHandlerOptions) =>
+            createDirectoryHandler(state, route, options)
+        );
+        server.decorate('toolkit', 'file', function file(this: ResponseToolkit, path: string, options?: FileOptions) {
+            return respondWithFile(state, this.request, path, normalizeFileOptions(options, 'h.file()'));
+        });
+    }
+};
+
+function readSettings(settings: StaticPluginSettings | undefined): { etagsCacheMaxSize: number } {
+    const given: unknown = settings ?? {};
+    assertOption(
+        typeof given === 'object' && given !== null,
+        'server option plugins.static must be an object such as { etagsCacheMaxSize: 1000 }'
+    );
+    const { etagsCacheMaxSize = defaultEtagsCacheMaxSize, ...unknown } = given as StaticPluginSettings;
+    const unknownKeys = Object.keys(unknown);
+    assertOption(
+        unknownKeys.length === 0,
+        `server option plugins.static has unknown key(s) ${unknownKeys.join(', ')}; the only one is etagsCacheMaxSize`
+    );
+    assertOption(
+        Number.isSafeInteger(etagsCacheMaxSize) && etagsCacheMaxSize >= 0,
+        `server option plugins.static.etagsCacheMaxSize must be a non-negative integer, got ${String(etagsCacheMaxSize)}`
+    );
+    return { etagsCacheMaxSize };
+}
+
+/** The `file` handler: a path, a function of the request returning one (or an Error), or the 2.7 object. */
+function createFileHandler(state: StaticState, route: RequestRoute, handler: FileHandler): Lifecycle.Method {
+    const options = typeof handler === 'object' && handler !== null ? handler : { path: handler };
+    assertOption(
+        typeof options.path === 'function' || (typeof options.path === 'string' && options.path !== ''),
+        'file handler needs a path: a non-empty string or a function returning one'
+    );
+    const { path, ...fileOptions } = options;
+    const settings: FileSettings = normalizeFileOptions(fileOptions, 'file handler');
+
+    if (typeof path === 'string') {
+        // A fixed path resolves once, when the route is added.
+        const resolved = resolveFilePath(route.settings.files!.relativeTo, path, settings.confine);
+        return (request): ResponseObject =>
+            createFileResponse(state, request, resolved.path, resolved.confineDir, settings);
+    }
+
+    return (request): ResponseObject | Error => {
+        const resolved = path(request);
+        if (resolved instanceof Error) {
+            return resolved;
+        }
+
+        return respondWithFile(state, request, resolved, settings);
+    };
+}

@@ -1,0 +1,224 @@
+import { execFile } from 'node:child_process';
+import * as Fs from 'node:fs';
+import * as Http from 'node:http';
+import * as Net from 'node:net';
+import { join } from 'node:path';
+import type * as Hapi from '@hapi/hapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countOpenFds, createFixture, createServer, type Fixture, settledFdCount } from './helpers.js';
+
+let fixture: Fixture;
+let server: Hapi.Server;
+let port: number;
+const gibibyte = 1024 ** 3;
+
+beforeAll(async () => {
+    fixture = createFixture();
+    // Sparse: a 1 GiB file that takes no disk space and is created instantly.
+    const huge = join(fixture.root, 'huge.bin');
+    Fs.writeFileSync(huge, '');
+    Fs.truncateSync(huge, gibibyte);
+
+    server = await createServer({ routes: { files: { relativeTo: fixture.root } }, compression: false });
+    server.route({ method: 'GET', path: '/static/{p*}', handler: { directory: { path: '.', listing: true } } });
+    server.route({
+        method: 'GET',
+        path: '/hidden-ok/{p*}',
+        handler: { directory: { path: '.', showHidden: true } }
+    });
+    server.route({ method: 'GET', path: '/file/{p*}', handler: { file: (request) => `${request.params.p}` } });
+    server.route({
+        method: 'GET',
+        path: '/stream/{p*}',
+        handler: { file: { path: (request) => `${request.params.p}`, etagMethod: 'simple' } }
+    });
+    await server.start();
+    port = server.info.port as number;
+});
+
+afterAll(async () => {
+    await server.stop();
+    fixture.remove();
+});
+
+interface RawResponse {
+    status: number;
+    body: string;
+}
+
+/** Sends the request line exactly as written, so no client library normalizes the path first. */
+function rawGet(path: string): Promise<RawResponse> {
+    return new Promise((resolve, reject) => {
+        const socket = Net.connect(port, '127.0.0.1');
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk) => chunks.push(chunk));
+        socket.on('error', reject);
+        socket.on('end', () => {
+            const text = Buffer.concat(chunks).toString('latin1');
+            const status = Number(text.slice(9, 12));
+            resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+        });
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    });
+}
+
+describe('Safety: path traversal never escapes the directory or the confine root', () => {
+    const vectors = [
+        '../outside/secret.txt',
+        '%2e%2e/outside/secret.txt',
+        '%2E%2E/outside/secret.txt',
+        '.%2e/outside/secret.txt',
+        '%2e%2e%2foutside%2fsecret.txt',
+        '..%2foutside%2fsecret.txt',
+        '..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd',
+        '..%5coutside%5csecret.txt',
+        '..\\outside\\secret.txt',
+        '%252e%252e%252foutside%252fsecret.txt',
+        '....//....//outside/secret.txt',
+        'hello.txt%00.png',
+        '%00',
+        '..%00/outside/secret.txt',
+        '%c0%ae%c0%ae/outside/secret.txt',
+        `${'a/'.repeat(2100)}hello.txt`,
+        `${'x'.repeat(5000)}.txt`,
+        'dir/../../outside/secret.txt',
+        'dir/%2e%2e/%2e%2e/outside/secret.txt'
+    ];
+
+    for (const prefix of ['/static/', '/hidden-ok/', '/file/']) {
+        it(`${prefix} refuses every encoding of a way out`, async () => {
+            for (const vector of vectors) {
+                const res = await rawGet(`${prefix}${vector}`);
+                expect([400, 403, 404], `${prefix}${vector}`).toContain(res.status);
+                expect(res.body).not.toContain('outside secret');
+                expect(res.body).not.toContain('root:');
+            }
+        });
+    }
+
+    it('answers a way out through a named parameter with 403 when hidden names are allowed', async () => {
+        expect((await rawGet('/hidden-ok/..%2foutside%2fsecret.txt')).status).toBe(403);
+        expect((await rawGet('/file/..%2foutside%2fsecret.txt')).status).toBe(403);
+    });
+
+    it('refuses symlinks inside the root that point outside, in both handlers', async () => {
+        expect((await rawGet('/static/link-outside.txt')).status).toBe(403);
+        expect((await rawGet('/static/dir-link-outside/secret.txt')).status).toBe(403);
+        expect((await rawGet('/static/dir-link-outside/')).status).toBe(403);
+        expect((await rawGet('/file/link-outside.txt')).status).toBe(403);
+        expect((await rawGet('/static/link-inside.txt')).body).toBe('Hello, world!\n');
+    });
+});
+
+describe('Safety: hidden segments anywhere are 404 unless showHidden', () => {
+    it('hides dot-files and dot-directories at any depth', async () => {
+        for (const path of [
+            '.env',
+            '.git/config',
+            'a/.env',
+            'a/.hidden/file.txt',
+            '%2egit/config',
+            'a/%2eenv',
+            '.git/'
+        ]) {
+            const res = await rawGet(`/static/${path}`);
+            expect(res.status, path).toBe(404);
+        }
+
+        expect((await rawGet('/static/a/visible.txt')).status).toBe(200);
+    });
+
+    it('serves them with showHidden', async () => {
+        expect((await rawGet('/hidden-ok/.git/config')).body).toBe('[core]');
+        expect((await rawGet('/hidden-ok/a/.hidden/file.txt')).body).toBe('hidden inside');
+    });
+});
+
+describe('Safety: no file descriptor leaks', () => {
+    it('on 200s, 304s, HEAD, ranges and errors', async () => {
+        const warm = await server.inject('/static/hello.txt');
+        const etag = warm.headers.etag as string;
+        const baseline = countOpenFds();
+        const requests: Hapi.ServerInjectOptions[] = [
+            { url: '/static/hello.txt' },
+            { url: '/static/large.txt' },
+            { url: '/static/hello.txt', headers: { 'if-none-match': etag } },
+            { url: '/static/hello.txt', headers: { 'if-none-match': '"stale"' } },
+            { url: '/static/hello.txt', headers: { 'if-match': '"stale"' } },
+            { url: '/static/hello.txt', headers: { range: 'bytes=50-60' } },
+            { url: '/static/large.txt', headers: { range: 'bytes=1-2' } },
+            { method: 'HEAD', url: '/static/hello.txt' },
+            { method: 'HEAD', url: '/static/large.txt' },
+            { url: '/static/missing.txt' },
+            { url: '/static/nested/' },
+            { url: '/static/listed/' },
+            { url: '/file/dir' },
+            { url: '/file/link-outside.txt' },
+            { url: '/stream/huge.bin', headers: { 'if-modified-since': new Date().toUTCString() } },
+            { method: 'HEAD', url: '/stream/huge.bin' }
+        ];
+        for (let round = 0; round < 5; ++round) {
+            await Promise.all(requests.map((request) => server.inject(request)));
+        }
+
+        expect(await settledFdCount(baseline)).toBeLessThanOrEqual(baseline);
+    });
+
+    it('when a client aborts mid-transfer', async () => {
+        const baseline = countOpenFds();
+        for (let round = 0; round < 3; ++round) {
+            const finished = new Promise<void>((resolve) => {
+                const onResponse = (request: Hapi.Request) => {
+                    if (request.path === '/stream/huge.bin') {
+                        server.events.removeListener('response', onResponse);
+                        resolve();
+                    }
+                };
+                server.events.on('response', onResponse);
+            });
+            await new Promise<void>((resolve, reject) => {
+                const request = Http.get({ host: '127.0.0.1', port, path: '/stream/huge.bin', agent: false }, (res) => {
+                    res.once('data', () => {
+                        request.destroy();
+                        resolve();
+                    });
+                });
+                request.on('error', (err: NodeJS.ErrnoException) =>
+                    err.code === 'ECONNRESET' ? resolve() : reject(err)
+                );
+            });
+            await finished;
+        }
+
+        expect(await settledFdCount(baseline)).toBeLessThanOrEqual(baseline);
+    });
+});
+
+describe('Safety: large files stream with constant memory', () => {
+    it('sends a 1 GiB file over a socket while RSS grows by only a few MiB', async () => {
+        global.gc?.();
+        const before = process.memoryUsage.rss();
+        let peak = before;
+        const sampler = setInterval(() => {
+            peak = Math.max(peak, process.memoryUsage.rss());
+        }, 25);
+        // The client is another process, so only the server's memory is measured and both run in parallel.
+        const received = await new Promise<number>((resolve, reject) => {
+            execFile(
+                process.execPath,
+                [
+                    '-e',
+                    `require('http').get('http://127.0.0.1:${port}/stream/huge.bin', (res) => {
+                        let bytes = 0;
+                        res.on('data', (chunk) => { bytes += chunk.length; });
+                        res.on('end', () => process.stdout.write(String(bytes)));
+                    });`
+                ],
+                (err, stdout) => (err ? reject(err) : resolve(Number(stdout)))
+            );
+        });
+        clearInterval(sampler);
+        expect(received).toBe(gibibyte);
+        expect(peak - before).toBeLessThan(96 * 1024 * 1024);
+    }, 30_000);
+});
