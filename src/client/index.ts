@@ -1,2 +1,29 @@
-// Placeholder until the client component lands (issue 3).
-export const client: Record<string, never> = {};
+/**
+ * The `client` component: an event-first HTTP/HTTPS client (spec 4.A). `client` is the ready
+ * instance; `client.defaults()` derives configured ones.
+ */
+import { Client } from './client.js';
+
+export const client: Client = new Client();
+
+export type { CacheControl } from './cache-control.js';
+export { Client, type ClientEmitter } from './client.js';
+export { clientRequestMarker } from './request-flow.js';
+export type {
+    Agents,
+    BeforeRedirect,
+    ClientEvents,
+    DefaultsOptions,
+    EffectiveOptions,
+    OutgoingHeaders,
+    Payload,
+    ReadOptions,
+    Redirected,
+    RequestAndReadOptions,
+    RequestOptions,
+    RequestPromise,
+    RequestUri,
+    ResponseDetails,
+    ResponseErrorData,
+    ResponseWithPayload
+} from './types.js';

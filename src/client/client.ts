@@ -1,0 +1,137 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { EventEmitter } from 'eventemitter3';
+import { assertAgents, createAgents } from './agents.js';
+import { type CacheControl, parseCacheControl } from './cache-control.js';
+import { responseError } from './errors.js';
+import { assertDefaults, copyHeaders, type StoredDefaults } from './options.js';
+import { toReadableStream } from './payload.js';
+import { readPayload } from './read.js';
+import { type ClientContext, RequestFlow } from './request-flow.js';
+import type {
+    Agents,
+    ClientEvents,
+    DefaultsOptions,
+    ReadOptions,
+    RequestAndReadOptions,
+    RequestOptions,
+    RequestPromise,
+    ResponseErrorData,
+    ResponseWithPayload
+} from './types.js';
+
+/** The emitter of a client made with `defaults({ events: true })`; see `ClientEvents` for the contract. */
+export type ClientEmitter = EventEmitter<ClientEvents>;
+
+/**
+ * An HTTP/HTTPS client (spec 4.A). `client` is a ready instance; `defaults()` derives new ones that
+ * share its agents and, when enabled, its event emitter.
+ */
+export class Client implements ClientContext {
+    /** The connection pools (spec 2.5); a property may be replaced by another agent. */
+    readonly agents: Agents;
+    /** Present only on clients made with `defaults({ events: true })` and the clients derived from them. */
+    declare readonly events?: ClientEmitter;
+
+    readonly #defaults: StoredDefaults | undefined;
+
+    constructor(defaults?: StoredDefaults, agents?: Agents, events?: ClientEmitter) {
+        this.#defaults = defaults;
+        this.agents = agents ?? createAgents();
+        if (events !== undefined) {
+            // Own property only when enabled: a client without events has no `events` at all.
+            (this as { events?: ClientEmitter }).events = events;
+        }
+    }
+
+    /**
+     * A new client whose defaults are these merged with `options` (headers merged by name); repeatable.
+     * Throws a `TypeError` naming the option for bad options.
+     */
+    defaults(options: DefaultsOptions): Client {
+        assertDefaults(options);
+        const { agents, events, ...rest } = options;
+        if (agents !== undefined) {
+            assertAgents(agents);
+        }
+
+        const parent = this.#defaults;
+        const merged: StoredDefaults = { ...parent, ...rest, headers: copyHeaders(parent?.headers, rest.headers) };
+        // Derived clients share the parent's emitter, so instrumenting a root client covers them all.
+        const emitter =
+            events === false ? undefined : (this.events ?? (events ? new EventEmitter<ClientEvents>() : undefined));
+        return new Client(merged, agents ?? this.agents, emitter);
+    }
+
+    /**
+     * Sends a request and resolves with the response once its headers arrive. The promise carries
+     * `req`, the first `ClientRequest`. Every failure rejects with an `HttpError`; nothing throws.
+     */
+    request(method: string | undefined = 'GET', uri: string | URL, options?: RequestOptions): RequestPromise {
+        const flow = new RequestFlow(this);
+        flow.begin(method, uri, options, this.#defaults);
+        const promise = flow.promise;
+        promise.req = flow.firstReq;
+        return promise;
+    }
+
+    /** Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2). */
+    read<T = unknown>(res: IncomingMessage, options?: ReadOptions | null): Promise<T> {
+        const defaults = this.#defaults;
+        const effective = defaults === undefined ? options : { ...defaults, ...options };
+        return readPayload(res, effective) as Promise<T>;
+    }
+
+    get<T = unknown>(uri: string | URL, options?: RequestAndReadOptions): Promise<ResponseWithPayload<T>> {
+        return this.#send('GET', uri, options);
+    }
+
+    post<T = unknown>(uri: string | URL, options?: RequestAndReadOptions): Promise<ResponseWithPayload<T>> {
+        return this.#send('POST', uri, options);
+    }
+
+    patch<T = unknown>(uri: string | URL, options?: RequestAndReadOptions): Promise<ResponseWithPayload<T>> {
+        return this.#send('PATCH', uri, options);
+    }
+
+    put<T = unknown>(uri: string | URL, options?: RequestAndReadOptions): Promise<ResponseWithPayload<T>> {
+        return this.#send('PUT', uri, options);
+    }
+
+    delete<T = unknown>(uri: string | URL, options?: RequestAndReadOptions): Promise<ResponseWithPayload<T>> {
+        return this.#send('DELETE', uri, options);
+    }
+
+    /** A readable stream yielding `payload` (a Buffer, or a string in `encoding`). */
+    toReadableStream(payload: Buffer | string, encoding?: BufferEncoding): Readable {
+        return toReadableStream(payload, encoding);
+    }
+
+    /** The directives of a `cache-control` value, or null when it is malformed. */
+    parseCacheControl(field: string): CacheControl | null {
+        return parseCacheControl(field);
+    }
+
+    /** Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). */
+    async #send<T>(
+        method: string,
+        uri: string | URL,
+        options: RequestAndReadOptions | undefined
+    ): Promise<ResponseWithPayload<T>> {
+        const res = await this.request(method, uri, options);
+        // The request already checked these options (defaults were checked by defaults()).
+        const defaults = this.#defaults;
+        const payload = (await readPayload(
+            res,
+            defaults === undefined ? options : { ...defaults, ...options },
+            true
+        )) as T;
+        const statusCode = res.statusCode as number;
+        if (statusCode < 400) {
+            return { res, payload };
+        }
+
+        const data: ResponseErrorData<T> = { isResponseError: true, headers: res.headers, payload, res };
+        throw responseError(statusCode, res.statusMessage as string, data);
+    }
+}

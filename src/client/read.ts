@@ -1,0 +1,239 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable, Transform } from 'node:stream';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import type { HttpError } from '../errors/index.js';
+import {
+    aborted,
+    badUpstream,
+    clientFailure,
+    invalidJson,
+    invalidOption,
+    notJson,
+    payloadTooLarge,
+    readTimeout
+} from './errors.js';
+import { checkOptions } from './options.js';
+import type { ReadOptions } from './types.js';
+
+// The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
+const readerOf = Symbol('tracewire.payloadReader');
+type ReaderStream = Readable & { [readerOf]?: PayloadReader };
+
+/** Reads a response into a Buffer or parsed JSON (spec 2.2); every failure rejects, nothing throws. */
+export function readPayload(
+    res: IncomingMessage,
+    options: ReadOptions | null | undefined,
+    alreadyChecked = false
+): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+        const problem =
+            alreadyChecked || options === undefined || options === null
+                ? undefined
+                : typeof options === 'object'
+                  ? checkOptions(options as Record<string, unknown>)
+                  : invalidOption('Read options must be an object or null');
+        if (problem !== undefined) {
+            reject(problem);
+            return;
+        }
+
+        new PayloadReader(res, options ?? {}, resolve, reject);
+    });
+}
+
+/** A JSON media type: `application/json`, `text/json` or any `+json` suffix such as `application/problem+json`. */
+export function isJsonContentType(contentType: string | undefined): boolean {
+    if (contentType === undefined) {
+        return false;
+    }
+
+    const semicolon = contentType.indexOf(';');
+    const mediaType = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+    return mediaType === 'application/json' || mediaType === 'text/json' || mediaType.endsWith('+json');
+}
+
+/** The decoder for a response, or undefined when the payload is read as it is. */
+function decoderFor(res: IncomingMessage, gunzip: ReadOptions['gunzip']): Transform | undefined {
+    if (!gunzip) {
+        return undefined;
+    }
+
+    const encoding = res.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding === 'br') {
+        return createBrotliDecompress();
+    }
+
+    // Unzip detects gzip or zlib-wrapped deflate from the data itself, which is what 'force' needs.
+    return encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate' || gunzip === 'force'
+        ? createUnzip()
+        : undefined;
+}
+
+class PayloadReader {
+    private readonly chunks: Buffer[] = [];
+    private length = 0;
+    private readonly timer: NodeJS.Timeout | undefined;
+    private readonly decoder: Transform | undefined;
+    private readonly maxBytes: number;
+
+    constructor(
+        private readonly res: IncomingMessage,
+        private readonly options: ReadOptions,
+        private readonly resolve: (payload: unknown) => void,
+        private readonly reject: (err: HttpError) => void
+    ) {
+        const signal = options.signal;
+        this.maxBytes = options.maxBytes ?? 0;
+        if (signal?.aborted) {
+            this.fail(aborted(signal, 'read'));
+            return;
+        }
+
+        this.decoder = decoderFor(res, options.gunzip);
+        if (this.maxBytes > 0 && this.decoder === undefined && Number(res.headers['content-length']) > this.maxBytes) {
+            // No need to read what is already known to be too large.
+            this.fail(payloadTooLarge(this.maxBytes));
+            return;
+        }
+
+        const source: ReaderStream = this.decoder ?? res;
+        (res as ReaderStream)[readerOf] = this;
+        res.on('error', onSourceError);
+        res.on('close', onResponseClose);
+        if (this.decoder !== undefined) {
+            (this.decoder as ReaderStream)[readerOf] = this;
+            this.decoder.on('error', onDecodeError);
+            res.pipe(this.decoder);
+        }
+
+        source.on('data', onData);
+        source.on('end', onEnd);
+        if (options.timeout) {
+            this.timer = setTimeout(onReadTimeout, options.timeout, this);
+        }
+
+        signal?.addEventListener('abort', this);
+    }
+
+    /** The AbortSignal listener. */
+    handleEvent(): void {
+        this.fail(aborted(this.options.signal!, 'read'));
+    }
+
+    push(chunk: Buffer): void {
+        this.length += chunk.length;
+        if (this.maxBytes > 0 && this.length > this.maxBytes) {
+            // Counted after decoding, so a small compressed bomb stops here too.
+            this.fail(payloadTooLarge(this.maxBytes));
+            return;
+        }
+
+        this.chunks.push(chunk);
+    }
+
+    end(): void {
+        const payload = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
+        const json = this.options.json;
+        if (!json) {
+            this.succeed(payload);
+            return;
+        }
+
+        const contentType = this.res.headers['content-type'];
+        if (json !== 'force' && !isJsonContentType(contentType)) {
+            if (json === 'strict') {
+                this.fail(notJson(contentType));
+            } else {
+                this.succeed(payload);
+            }
+
+            return;
+        }
+
+        if (payload.length === 0) {
+            this.succeed(null);
+            return;
+        }
+
+        let parsed: unknown;
+        try {
+            parsed = JSON.parse(payload.toString('utf8'));
+        } catch (err) {
+            this.fail(invalidJson(err as SyntaxError, payload));
+            return;
+        }
+
+        this.succeed(parsed);
+    }
+
+    /** The response ended before its last byte (the server or the network cut it). */
+    closedEarly(err?: Error): void {
+        this.fail(clientFailure('Payload stream closed prematurely', err));
+    }
+
+    decodeFailed(err: Error): void {
+        this.fail(badUpstream(`Response payload could not be decompressed: ${err.message}`, err));
+    }
+
+    timedOut(): void {
+        this.fail(readTimeout(this.options.timeout as number));
+    }
+
+    responseClosed(): void {
+        if (!this.res.complete) {
+            this.closedEarly();
+        }
+    }
+
+    private succeed(payload: unknown): void {
+        this.cleanUp();
+        this.resolve(payload);
+    }
+
+    fail(err: HttpError): void {
+        this.cleanUp();
+        // Nothing more will be read: free the socket rather than leave a half-read response on it.
+        this.res.destroy();
+        this.decoder?.destroy();
+        this.reject(err);
+    }
+
+    private cleanUp(): void {
+        clearTimeout(this.timer);
+        this.options.signal?.removeEventListener('abort', this);
+        const res = this.res;
+        res.removeListener('error', onSourceError);
+        res.removeListener('close', onResponseClose);
+        const source: Readable = this.decoder ?? res;
+        source.removeListener('data', onData);
+        source.removeListener('end', onEnd);
+        if (this.decoder !== undefined) {
+            res.unpipe(this.decoder);
+            this.decoder.removeListener('error', onDecodeError);
+        }
+    }
+}
+
+function onData(this: ReaderStream, chunk: Buffer): void {
+    this[readerOf]!.push(chunk);
+}
+
+function onEnd(this: ReaderStream): void {
+    this[readerOf]!.end();
+}
+
+function onSourceError(this: ReaderStream, err: Error): void {
+    this[readerOf]!.closedEarly(err);
+}
+
+function onResponseClose(this: ReaderStream): void {
+    this[readerOf]!.responseClosed();
+}
+
+function onDecodeError(this: ReaderStream, err: Error): void {
+    this[readerOf]!.decodeFailed(err);
+}
+
+function onReadTimeout(reader: PayloadReader): void {
+    reader.timedOut();
+}

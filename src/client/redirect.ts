@@ -1,0 +1,86 @@
+import type { HttpError } from '../errors/index.js';
+import { badUpstream, clientFailure } from './errors.js';
+import { isStream } from './payload.js';
+import type { EffectiveOptions } from './types.js';
+
+// Credentials meant for one origin only: never forwarded to another unless beforeRedirect puts them back.
+const credentialHeaders = ['authorization', 'cookie', 'proxy-authorization'];
+
+// Headers describing a body; they go when a redirect drops the payload.
+const bodyHeaders = ['content-length', 'content-type', 'content-encoding', 'transfer-encoding'];
+
+/**
+ * The method to follow a redirect with, or null when the status is not followed: 301/302 use
+ * `redirectMethod` or the original method, 303 becomes GET only with `redirect303`, 307/308 keep
+ * the method (and the payload).
+ */
+export function redirectMethodFor(statusCode: number, method: string, options: EffectiveOptions): string | null {
+    switch (statusCode) {
+        case 301:
+        case 302:
+            return options.redirectMethod ?? method;
+        case 303:
+            return options.redirect303 === true ? 'GET' : null;
+        case 307:
+        case 308:
+            return method;
+        default:
+            return null;
+    }
+}
+
+/** The redirect target resolved against the current URL, or the 502 explaining why it cannot be followed. */
+export function resolveRedirect(current: string, location: string | undefined): URL | HttpError {
+    if (!location) {
+        return badUpstream('Received redirection without location');
+    }
+
+    let target: URL;
+    try {
+        target = new URL(location, current);
+    } catch (err) {
+        return badUpstream(`Invalid redirect: ${JSON.stringify(location)}`, err);
+    }
+
+    // Only http(s): a redirect must not turn into a file: or data: fetch.
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+        return badUpstream(`Invalid redirect: unsupported protocol ${target.protocol}`);
+    }
+
+    return target;
+}
+
+/**
+ * The options of the next hop: a copy with its own headers, the payload kept only by 307/308, one
+ * redirect less, and the credential headers dropped when the origin (scheme, host or port) changes.
+ */
+export function redirectOptions(
+    options: EffectiveOptions,
+    statusCode: number,
+    fromOrigin: string,
+    toOrigin: string
+): EffectiveOptions | HttpError {
+    const next: EffectiveOptions = { ...options, headers: { ...options.headers } };
+    next.redirects = (options.redirects as number) - 1;
+    if (statusCode === 307 || statusCode === 308) {
+        // A stream is consumed by the first request: say so rather than hang waiting for a body.
+        if (isStream(options.payload)) {
+            return clientFailure(
+                `Cannot follow a ${statusCode} redirect with a stream payload: a stream cannot be sent twice (buffer the payload to allow it)`
+            );
+        }
+    } else {
+        delete next.payload;
+        for (const name of bodyHeaders) {
+            delete next.headers[name];
+        }
+    }
+
+    if (fromOrigin !== toOrigin) {
+        for (const name of credentialHeaders) {
+            delete next.headers[name];
+        }
+    }
+
+    return next;
+}

@@ -1,0 +1,485 @@
+import type { ClientRequest, IncomingMessage, RequestOptions as NodeRequestOptions } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
+import type { EventEmitter } from 'eventemitter3';
+import type { HttpError } from '../errors/index.js';
+import { isHttpError } from '../errors/index.js';
+import { cachedDestination, type Destination, destinationOf, resolveUri } from './destination.js';
+import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
+import {
+    checkHeaders,
+    checkOptions,
+    copyHeaders,
+    mergeOptions,
+    normalizeMethod,
+    type StoredDefaults
+} from './options.js';
+import { isStream, preparePayload } from './payload.js';
+import { redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
+import type {
+    Agents,
+    ClientEvents,
+    EffectiveOptions,
+    RequestAndReadOptions,
+    RequestPromise,
+    RequestUri
+} from './types.js';
+
+/**
+ * Marks the options handed to `http(s).request()` so `@opentelemetry/instrumentation-http` can skip
+ * our requests (`ignoreOutgoingRequestHook`): the client's own events already make their span.
+ */
+export const clientRequestMarker = Symbol.for('tracewire.client');
+
+/** What a request needs from its client. */
+export interface ClientContext {
+    readonly agents: Agents;
+    readonly events?: EventEmitter<ClientEvents>;
+}
+
+// The request's flow rides on the ClientRequest so the listeners below can be shared functions
+// rather than closures made for every request.
+const flowOf = Symbol('tracewire.requestFlow');
+type FlowRequest = ClientRequest & { [flowOf]: RequestFlow };
+
+/**
+ * One call of `request()`: validates, then runs one hop per URL (the first request and each
+ * redirect) through the event pipeline, and settles the promise exactly once.
+ */
+export class RequestFlow {
+    readonly promise: RequestPromise;
+    firstReq: ClientRequest | undefined;
+
+    private resolve!: (res: IncomingMessage) => void;
+    private reject!: (err: HttpError) => void;
+    private settled = false;
+    private signal: AbortSignal | undefined;
+    private payloadStream: Readable | undefined;
+    private onPayloadError: ((err: Error) => void) | undefined;
+
+    // The current hop.
+    private req: ClientRequest | undefined;
+    private destination!: Destination;
+    // The hop's URL as the listeners see it; only with events.
+    private uri: RequestUri | undefined;
+    private method = '';
+    private options!: EffectiveOptions;
+    private start = 0;
+    private timer: NodeJS.Timeout | undefined;
+    private hopEnded = true;
+    private redirectCount = 0;
+
+    constructor(private readonly context: ClientContext) {
+        this.promise = new Promise<IncomingMessage>((resolve, reject) => {
+            this.resolve = resolve;
+            this.reject = reject;
+        }) as RequestPromise;
+    }
+
+    /** Validates the call, then starts the first hop; any problem rejects the promise, nothing throws. */
+    begin(
+        method: unknown,
+        uri: unknown,
+        options: RequestAndReadOptions | undefined,
+        defaults: StoredDefaults | undefined
+    ): void {
+        const normalizedMethod = normalizeMethod(method);
+        const problem =
+            (typeof normalizedMethod === 'string' ? undefined : normalizedMethod) ??
+            (options === undefined || options === null
+                ? undefined
+                : typeof options === 'object'
+                  ? checkOptions(options as Record<string, unknown>)
+                  : invalidOption('Request options must be an object'));
+        if (problem !== undefined) {
+            this.fail(problem);
+            return;
+        }
+
+        const merged = mergeOptions(defaults, options ?? undefined);
+        const target =
+            this.context.events === undefined && typeof uri === 'string'
+                ? cachedDestination(uri, merged.baseUrl)
+                : resolveUri(uri, merged.baseUrl);
+        if (target instanceof Error) {
+            this.fail(target);
+            return;
+        }
+
+        const conflict =
+            merged.agent && merged.rejectUnauthorized !== undefined
+                ? invalidOption(
+                      'Option agent cannot be combined with rejectUnauthorized: set rejectUnauthorized on the agent instead'
+                  )
+                : checkHeaders(merged.headers);
+        if (conflict !== undefined) {
+            this.fail(conflict);
+            return;
+        }
+
+        const signal = merged.signal;
+        if (signal !== undefined) {
+            if (signal.aborted) {
+                this.fail(aborted(signal, 'request'));
+                return;
+            }
+
+            this.signal = signal;
+            signal.addEventListener('abort', this);
+        }
+
+        this.startHop(normalizedMethod as string, target, merged);
+    }
+
+    /** The AbortSignal listener (an object listener, so no closure per request). */
+    handleEvent(): void {
+        const err = aborted(this.signal!, 'request');
+        if (this.hopEnded || this.req === undefined) {
+            // Between hops (in beforeRedirect) or from a preRequest listener: no request to cancel.
+            this.hopEnded = true;
+            this.fail(err);
+        } else {
+            this.failHop(err);
+        }
+    }
+
+    /** One request: `target` is a URL, or with no events possibly a cached destination. */
+    private startHop(method: string, target: URL | Destination, options: EffectiveOptions): void {
+        let payload = preparePayload(options.payload, options.headers);
+        let headers = options.headers;
+        const events = this.context.events;
+        this.method = method;
+        this.options = options;
+        this.hopEnded = false;
+        this.req = undefined;
+        let req: ClientRequest;
+        try {
+            let destination: Destination;
+            if (events === undefined) {
+                destination = target instanceof URL ? destinationOf(target) : target;
+            } else {
+                this.start = Date.now();
+                const uri = (target instanceof URL ? target : new URL(target.href)) as RequestUri;
+                uri.method = method;
+                uri.headers = headers;
+                uri.redirectCount = this.redirectCount;
+                this.uri = uri;
+                const givenPayload = options.payload;
+                events.emit('preRequest', uri, options);
+                if (this.settled) {
+                    // A listener aborted the signal: nothing to send.
+                    return;
+                }
+
+                // Listeners may have changed anything: read it all back.
+                method = uri.method;
+                headers = uri.headers;
+                this.method = method;
+                if (options.payload !== givenPayload) {
+                    // The length described the old body.
+                    delete headers['content-length'];
+                    payload = preparePayload(options.payload, headers);
+                }
+
+                destination = destinationOf(uri);
+            }
+
+            this.destination = destination;
+            const nodeOptions = toNodeOptions(destination, method, headers, options, this.context.agents);
+            req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
+        } catch (err) {
+            // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
+            // bad header): there is no request to report, so no response event either.
+            this.hopEnded = true;
+            this.fail(clientFailure(`Request could not be created: ${(err as Error).message}`, err));
+            return;
+        }
+
+        (req as FlowRequest)[flowOf] = this;
+        this.req = req;
+        this.firstReq ??= req;
+        req.on('response', onResponse);
+        req.on('error', onRequestError);
+        if (options.timeout) {
+            this.timer = setTimeout(onTimeout, options.timeout, this);
+        }
+
+        if (events !== undefined) {
+            try {
+                events.emit('request', req);
+            } catch (err) {
+                this.failHop(clientFailure(`A request event listener threw: ${(err as Error).message}`, err));
+                return;
+            }
+        }
+
+        if (isStream(payload)) {
+            this.pipePayload(payload, req);
+        } else {
+            req.end(payload);
+        }
+    }
+
+    private pipePayload(payload: Readable, req: ClientRequest): void {
+        // A failing payload stream fails the request; the listener goes when the request settles.
+        this.detachPayload();
+        this.onPayloadError = (err: Error) => req.destroy(err);
+        this.payloadStream = payload;
+        payload.once('error', this.onPayloadError);
+        payload.pipe(req);
+    }
+
+    /** A response arrived for the current hop: report it, then follow it or hand it to the caller. */
+    handleResponse(req: ClientRequest, res: IncomingMessage): void {
+        if (!this.isCurrent(req)) {
+            // A response racing an abort or a timeout that already settled this hop.
+            res.destroy();
+            return;
+        }
+
+        const listenerFailure = this.endHop(undefined, res);
+        if (listenerFailure !== undefined) {
+            res.destroy();
+            this.fail(listenerFailure);
+            return;
+        }
+
+        const options = this.options;
+        const statusCode = res.statusCode as number;
+        const redirectMethod =
+            options.redirects === false || options.redirects === undefined
+                ? null
+                : redirectMethodFor(statusCode, this.method, options);
+        if (redirectMethod === null) {
+            this.finish(res);
+            return;
+        }
+
+        // The 3xx body is of no use; destroying it frees the socket rather than draining an unknown length.
+        res.destroy();
+        if (options.redirects === 0) {
+            this.fail(badUpstream('Maximum redirections reached'));
+            return;
+        }
+
+        const from = this.destination;
+        const target = resolveRedirect(from.href, res.headers.location);
+        if (!(target instanceof URL)) {
+            this.fail(target);
+            return;
+        }
+
+        const next = redirectOptions(options, statusCode, from.origin, target.origin);
+        if (next instanceof Error) {
+            this.fail(next);
+            return;
+        }
+
+        if (next.beforeRedirect === undefined) {
+            this.redirect(redirectMethod, statusCode, target, next);
+            return;
+        }
+
+        this.askBeforeRedirect(redirectMethod, statusCode, target, next, res);
+    }
+
+    private askBeforeRedirect(
+        redirectMethod: string,
+        statusCode: number,
+        target: URL,
+        next: EffectiveOptions,
+        res: IncomingMessage
+    ): void {
+        let called = false;
+        const proceed = (err?: Error) => {
+            if (called || this.settled) {
+                return;
+            }
+
+            called = true;
+            if (err) {
+                this.fail(isHttpError(err) ? err : clientFailure(`Redirect stopped: ${err.message}`, err));
+            } else {
+                this.redirect(redirectMethod, statusCode, target, next);
+            }
+        };
+
+        try {
+            const result = next.beforeRedirect!(redirectMethod, statusCode, target.href, res.headers, next, proceed);
+            if (result instanceof Promise) {
+                result.catch(proceed);
+            }
+        } catch (err) {
+            proceed(err instanceof Error ? err : new Error(String(err)));
+        }
+    }
+
+    private redirect(method: string, statusCode: number, target: URL, next: EffectiveOptions): void {
+        // beforeRedirect may have edited the options: hold them to the same rules as the caller's.
+        next.headers = copyHeaders(undefined, next.headers);
+        const problem = checkOptions(next as unknown as Record<string, unknown>) ?? checkHeaders(next.headers);
+        if (problem !== undefined) {
+            this.fail(problem);
+            return;
+        }
+
+        this.redirectCount++;
+        this.startHop(method, target, next);
+        if (this.settled || next.redirected === undefined) {
+            return;
+        }
+
+        try {
+            next.redirected(statusCode, target.href, this.req!);
+        } catch (err) {
+            this.failHop(clientFailure('The redirected callback threw', err));
+        }
+    }
+
+    /**
+     * Ends the current hop: stops its timer and emits its one `response` event. A throwing listener
+     * must not crash the process from inside a socket callback: its error is returned to fail the request.
+     */
+    private endHop(err: HttpError | undefined, res: IncomingMessage | undefined): HttpError | undefined {
+        this.hopEnded = true;
+        clearTimeout(this.timer);
+        this.timer = undefined;
+        const events = this.context.events;
+        if (events === undefined) {
+            return undefined;
+        }
+
+        try {
+            events.emit('response', err, { req: this.req!, res, start: this.start, uri: this.uri! });
+        } catch (listenerErr) {
+            return clientFailure(`A response event listener threw: ${(listenerErr as Error).message}`, listenerErr);
+        }
+
+        return undefined;
+    }
+
+    /** The current hop failed before a response: cancel it, report it, reject. */
+    failHop(err: HttpError): void {
+        this.endHop(err, undefined);
+        this.req!.destroy();
+        this.fail(err);
+    }
+
+    private finish(res: IncomingMessage): void {
+        this.settle();
+        this.resolve(res);
+    }
+
+    private fail(err: HttpError): void {
+        if (this.settled) {
+            return;
+        }
+
+        this.settle();
+        this.reject(err);
+    }
+
+    private settle(): void {
+        this.settled = true;
+        this.signal?.removeEventListener('abort', this);
+        this.detachPayload();
+    }
+
+    private detachPayload(): void {
+        if (this.onPayloadError !== undefined) {
+            this.payloadStream!.removeListener('error', this.onPayloadError);
+            this.onPayloadError = undefined;
+        }
+    }
+
+    /** True while `req` is the request of a hop still waiting for its response. */
+    isCurrent(req: ClientRequest): boolean {
+        return req === this.req && !this.hopEnded;
+    }
+
+    /** The request `timeout` elapsed before the response headers arrived. */
+    timeout(): void {
+        this.failHop(requestTimeout(this.options.timeout as number));
+    }
+}
+
+function onResponse(this: FlowRequest, res: IncomingMessage): void {
+    this[flowOf].handleResponse(this, res);
+}
+
+function onRequestError(this: FlowRequest, err: Error): void {
+    const flow = this[flowOf];
+    // Errors after the hop ended (the destroy that follows a timeout or an abort) are already reported.
+    if (flow.isCurrent(this)) {
+        flow.failHop(requestError(err));
+    }
+}
+
+function onTimeout(flow: RequestFlow): void {
+    flow.timeout();
+}
+
+/** The options of `http(s).request()`: only the keys that apply, so Node's defaults stay in force. */
+function toNodeOptions(
+    destination: Destination,
+    method: string,
+    headers: EffectiveOptions['headers'],
+    options: EffectiveOptions,
+    agents: Agents
+): NodeRequestOptions {
+    const isHttps = destination.isHttps;
+    const nodeOptions: NodeRequestOptions & { [clientRequestMarker]: true; [key: string]: unknown } = {
+        protocol: destination.protocol,
+        hostname: destination.hostname,
+        port: destination.port,
+        path: destination.path,
+        method,
+        headers: headers as NodeRequestOptions['headers'],
+        agent:
+            options.agent !== undefined
+                ? options.agent
+                : isHttps
+                  ? options.rejectUnauthorized === false
+                      ? agents.httpsAllowUnauthorized
+                      : agents.https
+                  : agents.http,
+        [clientRequestMarker]: true
+    };
+
+    if (destination.auth !== undefined) {
+        nodeOptions.auth = destination.auth;
+    }
+
+    if (isHttps) {
+        if (options.rejectUnauthorized !== undefined) {
+            nodeOptions.rejectUnauthorized = options.rejectUnauthorized;
+        }
+
+        if (options.ciphers !== undefined) {
+            nodeOptions.ciphers = options.ciphers;
+        }
+
+        if (options.secureProtocol !== undefined) {
+            nodeOptions.secureProtocol = options.secureProtocol;
+        }
+    }
+
+    if (options.socketPath !== undefined) {
+        nodeOptions.socketPath = options.socketPath;
+    }
+
+    if (options.lookup !== undefined) {
+        nodeOptions.lookup = options.lookup;
+    }
+
+    if (options.family !== undefined) {
+        nodeOptions.family = options.family;
+    }
+
+    if (options.hints !== undefined) {
+        nodeOptions.hints = options.hints;
+    }
+
+    return nodeOptions;
+}

@@ -1,0 +1,185 @@
+import type { ClientRequest, Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
+import type { HttpError } from '../errors/index.js';
+
+/** Request header name to value, as given by the caller. Names are sent lower-cased. */
+export type OutgoingHeaders = Record<string, string | number | readonly string[]>;
+
+/** A request body: strings and Buffers are sent as they are, streams are piped, other objects are sent as JSON. */
+export type Payload = string | Buffer | Readable | object;
+
+/**
+ * Called before a redirect is followed. `redirectOptions` are the options of the next request and
+ * may be changed (for instance to put back an `authorization` header dropped on a cross-origin
+ * redirect). Call `next()` to follow the redirect, or `next(err)` to stop it: the request then
+ * rejects with `err` (an `HttpError` as given, any other error wrapped in a 500 keeping it as `cause`).
+ */
+export type BeforeRedirect = (
+    redirectMethod: string,
+    statusCode: number,
+    location: string,
+    resHeaders: IncomingHttpHeaders,
+    redirectOptions: EffectiveOptions,
+    next: (err?: Error) => void
+) => unknown;
+
+/** Called once the request replacing a redirected one exists; `req` is that new request. */
+export type Redirected = (statusCode: number, location: string, req: ClientRequest) => void;
+
+/** Request options (spec 2.1), accepted by `request()` and the per-method helpers. */
+export interface RequestOptions {
+    /** Connection pool. Default `agents.http` / `agents.https`; `false` opens a connection per request. */
+    agent?: HttpAgent | HttpsAgent | false;
+    /** Fully qualified base URL the request URI is resolved against (then the URI must be a string). */
+    baseUrl?: string;
+    beforeRedirect?: BeforeRedirect;
+    /** TLS cipher list. */
+    ciphers?: string;
+    headers?: OutgoingHeaders;
+    payload?: Payload;
+    /** Follow a 303 with a GET. Default false: a 303 is returned as the response. */
+    redirect303?: boolean;
+    redirected?: Redirected;
+    /** Method used to follow 301 and 302. Default: the original method. */
+    redirectMethod?: string;
+    /** Maximum redirects to follow. Default false: none (a 3xx is returned as the response). */
+    redirects?: number | false;
+    /** TLS: reject invalid certificates. With `false` the `agents.httpsAllowUnauthorized` pool is used. Not with `agent`. */
+    rejectUnauthorized?: boolean;
+    secureProtocol?: string;
+    /** UNIX socket to connect to instead of the URI's host and port. */
+    socketPath?: string;
+    /** Milliseconds to wait for the response headers, per hop (each redirect restarts it), before a 504. Default 0: no limit. */
+    timeout?: number;
+    lookup?: LookupFunction;
+    family?: 4 | 6;
+    hints?: number;
+    /** Cancels the request (and, with the helpers, the read) when aborted. */
+    signal?: AbortSignal;
+    /**
+     * Low-cardinality route template such as `/users/{id}`. The client only passes it on to the
+     * events (for tracing and metrics); it does not change the request.
+     */
+    route?: string;
+}
+
+/** Read options (spec 2.2), accepted by `read()` and the per-method helpers. */
+export interface ReadOptions {
+    /** `true`: decode a gzip, deflate or br `content-encoding`; `'force'`: decode even without one. Default false. */
+    gunzip?: boolean | 'force';
+    /** `true`: parse JSON content types (`+json` included); `'strict'`: 406 for other types; `'force'`: always parse. */
+    json?: boolean | 'strict' | 'force';
+    /** Maximum payload size in bytes, counted after decompression. Default 0: no limit. */
+    maxBytes?: number;
+    /** Milliseconds allowed for reading the whole payload before failing with 408. Default 0: no limit. */
+    timeout?: number;
+    /** Cancels the read when aborted. */
+    signal?: AbortSignal;
+}
+
+/** Options of the per-method helpers (`get`, `post`, ...): request and read options together. */
+export interface RequestAndReadOptions extends RequestOptions, ReadOptions {}
+
+/** The three connection pools of a client (spec 2.5). */
+export interface Agents {
+    http: HttpAgent;
+    https: HttpsAgent;
+    /** An https agent with `rejectUnauthorized: false`, used for requests with that option. */
+    httpsAllowUnauthorized: HttpsAgent;
+}
+
+/** Options of `defaults()` (spec 2.3). */
+export interface DefaultsOptions extends RequestAndReadOptions {
+    agents?: Agents;
+    /** `true` gives the new client an `events` emitter (a client derived from it shares that emitter). */
+    events?: boolean;
+}
+
+/**
+ * The options a request is made with: the client's defaults merged with the caller's options,
+ * headers lower-cased and merged by name. This is the `options` argument of the `preRequest` event
+ * and of `beforeRedirect`; changes made there are applied to the request.
+ */
+export interface EffectiveOptions extends RequestAndReadOptions {
+    headers: Record<string, string | number | readonly string[]>;
+}
+
+/**
+ * The `uri` argument of the `preRequest` and `response` events: a `URL` of the request with the
+ * method and headers to send. One object per hop (a redirect makes a new one), so listeners can key
+ * per-request state by it in a `WeakMap`. Changes made in `preRequest` (to the URL, `method` or
+ * `headers`, e.g. adding `traceparent`) are applied to the request created right after.
+ */
+export interface RequestUri extends URL {
+    /** The method as sent, e.g. `GET`. */
+    method: string;
+    /** The headers to send (lower-case names), mutable in `preRequest`. */
+    headers: Record<string, string | number | readonly string[]>;
+    /** 0 for the first request, n for the n-th redirect. */
+    redirectCount: number;
+}
+
+/**
+ * The `details` argument of the `response` event.
+ */
+export interface ResponseDetails {
+    /** The request of this hop. */
+    req: ClientRequest;
+    /** The response (headers received), or undefined when the hop failed before one arrived. */
+    res: IncomingMessage | undefined;
+    /** `Date.now()` when this hop began (just before `preRequest`). */
+    start: number;
+    /** The same object the hop's `preRequest` listeners received. */
+    uri: RequestUri;
+}
+
+/**
+ * The events of a client made with `defaults({ events: true })`, emitted through `client.events`
+ * (an eventemitter3 emitter). Every request, redirect hops included, travels this pipeline:
+ *
+ * 1. `preRequest(uri, options)`: synchronously, just before `http(s).request()` is called, once per hop.
+ * 2. `request(req)`: the `ClientRequest` just after its creation, before `end()` is called.
+ * 3. `response(err, details)`: exactly once per hop. `err` is undefined when a response arrived
+ *    (any status, 3xx hops of a redirect included); otherwise it is the `HttpError` the caller will
+ *    see (network error 502, timeout 504, abort 500) and `err.data` is the underlying `Error` with
+ *    its `code` (`ECONNREFUSED`, `ECONNRESET`, ... ; `ETIMEDOUT` for the timeout; `ABORT_ERR` with
+ *    name `AbortError` and `cause` = `signal.reason` for an abort).
+ *
+ * A redirect runs: `response` of hop n (the 3xx), `beforeRedirect`, `preRequest` and `request` of
+ * hop n+1 (`redirectCount` n+1), then `redirected` (it receives that new request). When the redirect
+ * limit is reached, the last 3xx hop still gets its `response` event, then the request rejects with 502.
+ *
+ * Listener errors never crash the process: a throwing `request` or `response` listener fails the
+ * request with a 500 (the hop still gets its one `response` event). Only when no request could be
+ * created after `preRequest` (a `preRequest` listener threw, aborted the signal, or set a header Node
+ * refuses) is there no request to report, and so no `response` event for that hop.
+ *
+ * The options handed to `http(s).request()` carry the enumerable `Symbol.for('tracewire.client')`
+ * (`clientRequestMarker`) so `@opentelemetry/instrumentation-http` can skip these requests.
+ */
+export interface ClientEvents {
+    preRequest: (uri: RequestUri, options: EffectiveOptions) => void;
+    request: (req: ClientRequest) => void;
+    response: (err: HttpError | undefined, details: ResponseDetails) => void;
+}
+
+/** A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected). */
+export type RequestPromise = Promise<IncomingMessage> & { req: ClientRequest | undefined };
+
+/** Result of the per-method helpers. */
+export interface ResponseWithPayload<T = unknown> {
+    /** The response, fully read. */
+    res: IncomingMessage;
+    /** A Buffer, or the parsed JSON value when JSON parsing applies. */
+    payload: T;
+}
+
+/** `data` of the `HttpError` the helpers throw for a 4xx or 5xx status (spec 7.1). */
+export interface ResponseErrorData<T = unknown> {
+    isResponseError: true;
+    headers: IncomingHttpHeaders;
+    payload: T;
+    res: IncomingMessage;
+}
