@@ -1,2 +1,24 @@
-// Placeholder until the instrumentation lands (issue 5).
-export {};
+/**
+ * `tracewire/instrumentation`: OpenTelemetry spans and metrics built on the client's event pipeline
+ * (`instrumentClient`), a hapi plugin for server spans (`tracing`), and the helper that keeps
+ * `@opentelemetry/instrumentation-http` from tracing tracewire requests a second time.
+ */
+export {
+    type ClientEventEmitter,
+    type ClientInstrumentation,
+    type ClientInstrumentationConfig,
+    type HopOptions,
+    type HopOutcome,
+    type HopUri,
+    type InstrumentableClient,
+    instrumentClient
+} from './client.js';
+export { ignoreTracewireRequests, isTracewireRequest, TRACEWIRE_REQUEST } from './http-instrumentation.js';
+export {
+    type RequestTracing,
+    requestContext,
+    TRACING_PLUGIN,
+    type TracingOptions,
+    tracing,
+    withRequestContext
+} from './server.js';

@@ -1,5 +1,6 @@
 import type { Lifecycle, NamedPlugin, RequestRoute, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import { createDirectoryHandler } from './directory.js';
+import { annotateErrorSpan } from './error-span.js';
 import {
     assertOption,
     createFileResponse,
@@ -34,6 +35,9 @@ export const staticFiles: NamedPlugin<void> = {
         server.decorate('toolkit', 'file', function file(this: ResponseToolkit, path: string, options?: FileOptions) {
             return respondWithFile(state, this.request, path, normalizeFileOptions(options, 'h.file()'));
         });
+
+        // Error responses (ours and any handler's) put the matching trace attributes on the active span.
+        server.ext('onPreResponse', annotateErrorSpan);
     }
 };
 

@@ -1,0 +1,55 @@
+// The OpenTelemetry SDK set up as an application would, before anything is instrumented. Spans and
+// metrics are always kept in memory so the demo can print them; with OTEL_EXPORTER_OTLP_ENDPOINT
+// set they are also exported to that collector over OTLP/HTTP (Jaeger, Tempo, an OTel Collector).
+import { context, metrics, propagation, trace } from '@opentelemetry/api';
+import { AsyncHooksContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+    BasicTracerProvider,
+    BatchSpanProcessor,
+    InMemorySpanExporter,
+    SimpleSpanProcessor
+} from '@opentelemetry/sdk-trace-base';
+
+/** A reader the demo pulls from once at the end, to print the histograms. */
+class PullMetricReader extends MetricReader {
+    async onForceFlush() {}
+    async onShutdown() {}
+}
+
+export function startTelemetry() {
+    const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    const resource = resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? 'tracewire-demo' });
+    const memory = new InMemorySpanExporter();
+    const spanProcessors = [new SimpleSpanProcessor(memory)];
+    const pull = new PullMetricReader();
+    const readers = [pull];
+    if (endpoint) {
+        // Both exporters read the endpoint (and OTEL_EXPORTER_OTLP_HEADERS...) from the environment.
+        spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+        readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }));
+    }
+
+    const tracerProvider = new BasicTracerProvider({ resource, spanProcessors });
+    const meterProvider = new MeterProvider({ resource, readers });
+    context.setGlobalContextManager(new AsyncHooksContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(tracerProvider);
+    metrics.setGlobalMeterProvider(meterProvider);
+
+    return {
+        endpoint,
+        finishedSpans: () => memory.getFinishedSpans(),
+        collectMetrics: async () => (await pull.collect()).resourceMetrics,
+        async shutdown() {
+            await tracerProvider.forceFlush();
+            await meterProvider.forceFlush();
+            await tracerProvider.shutdown();
+            await meterProvider.shutdown();
+        }
+    };
+}

@@ -1,0 +1,349 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import {
+    type Attributes,
+    context,
+    type Histogram,
+    propagation,
+    type Span,
+    SpanKind,
+    SpanStatusCode,
+    type Tracer,
+    trace,
+    ValueType
+} from '@opentelemetry/api';
+import { isTracingSuppressed } from '@opentelemetry/core';
+import {
+    ATTR_ERROR_TYPE,
+    ATTR_HTTP_REQUEST_METHOD,
+    ATTR_HTTP_REQUEST_METHOD_ORIGINAL,
+    ATTR_HTTP_REQUEST_RESEND_COUNT,
+    ATTR_HTTP_RESPONSE_STATUS_CODE,
+    ATTR_NETWORK_PROTOCOL_VERSION,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
+    ATTR_URL_FULL,
+    ERROR_TYPE_VALUE_OTHER,
+    METRIC_HTTP_CLIENT_REQUEST_DURATION
+} from '@opentelemetry/semantic-conventions';
+import {
+    ATTR_URL_TEMPLATE,
+    addHeaderAttributes,
+    type CapturedHeaders,
+    capturedHeaders,
+    normalizeMethod,
+    redactedUrl,
+    serverAddress,
+    serverPort
+} from './attributes.js';
+import { DURATION_BUCKETS, guarded, type ProviderConfig, reportError, resolveProviders } from './providers.js';
+
+/** The URL the client hands to `preRequest` and back in `response`: one object per request hop. */
+export interface HopUri extends URL {
+    /** The request method as the caller gave it. */
+    method: string;
+    /** The outgoing headers; changes made in `preRequest` are sent. */
+    headers: Record<string, string | number | readonly string[] | undefined>;
+    /** 0 for the first request, n for the n-th redirect hop. */
+    redirectCount: number;
+}
+
+/** The effective request options of a hop, as far as the instrumentation reads them. */
+export interface HopOptions {
+    /** A low-cardinality template of the path, such as `/users/{id}`: names the span, sets `url.template`. */
+    route?: string | undefined;
+    [option: string]: unknown;
+}
+
+/** What `responseHook` receives once a hop is over. */
+export interface HopOutcome {
+    uri: HopUri;
+    req: ClientRequest | undefined;
+    res: IncomingMessage | undefined;
+    /** The HttpError of a failed hop; undefined for any response, 4xx and 5xx included. */
+    error: Error | undefined;
+}
+
+export interface ClientInstrumentationConfig extends ProviderConfig {
+    /** Called when a hop's span starts, before the trace context is injected. */
+    requestHook?: (span: Span, request: { uri: HopUri; options: HopOptions }) => void;
+    /** Called when a hop is over, just before its span ends. */
+    responseHook?: (span: Span, outcome: HopOutcome) => void;
+    /** Return true for a request that must get no span, no metric and no injected context. */
+    ignoreRequest?: (uri: HopUri, options: HopOptions) => boolean;
+    /** Header names recorded as `http.request.header.<name>` and `http.response.header.<name>`. */
+    headersToSpanAttributes?: { request?: readonly string[]; response?: readonly string[] };
+}
+
+/** The emitter of a client made with `defaults({ events: true })`, as far as listening goes. */
+// biome-ignore-start lint/suspicious/noExplicitAny: listeners of any signature must be accepted, as an emitter does
+export interface ClientEventEmitter {
+    on(event: string, listener: (...args: any[]) => void): unknown;
+    removeListener(event: string, listener: (...args: any[]) => void): unknown;
+}
+// biome-ignore-end lint/suspicious/noExplicitAny: see above
+
+/** Any tracewire client; only one made with `defaults({ events: true })` can be instrumented. */
+export interface InstrumentableClient {
+    readonly events?: ClientEventEmitter | undefined;
+}
+
+export interface ClientInstrumentation {
+    /** Removes every listener the instrumentation added; spans of hops in flight are not ended. */
+    disable(): void;
+}
+
+interface HopRecord {
+    readonly span: Span;
+    readonly startTime: number;
+    readonly metricAttributes: Attributes;
+}
+
+interface ResponseDetails {
+    req?: ClientRequest | undefined;
+    res?: IncomingMessage | undefined;
+    uri: HopUri;
+}
+
+interface CodedError {
+    name?: unknown;
+    code?: unknown;
+}
+
+// One emitter gets one instrumentation: two would make two spans per hop.
+const instrumented = new WeakSet<object>();
+
+/**
+ * Subscribes to the event pipeline of a client made with `defaults({ events: true })`: one CLIENT
+ * span per request hop (redirects included) following the stable HTTP semantic conventions, the
+ * trace context injected into the outgoing headers, and the `http.client.request.duration`
+ * histogram. Clients derived from it with `.defaults()` share its emitter, so they are covered too.
+ */
+export function instrumentClient(
+    client: InstrumentableClient,
+    config: ClientInstrumentationConfig = {}
+): ClientInstrumentation {
+    const events = client?.events;
+    if (typeof events?.on !== 'function' || typeof events.removeListener !== 'function') {
+        throw new TypeError(
+            'instrumentClient() needs a client made with defaults({ events: true }): this client has no events emitter'
+        );
+    }
+
+    if (instrumented.has(events)) {
+        throw new Error('instrumentClient(): this client is already instrumented; disable() the first instrumentation');
+    }
+
+    const instrumentation = new EventInstrumentation(config);
+    events.on('preRequest', instrumentation.onPreRequest);
+    events.on('request', instrumentation.onRequest);
+    events.on('response', instrumentation.onResponse);
+    instrumented.add(events);
+
+    let enabled = true;
+    return {
+        disable() {
+            if (!enabled) {
+                return;
+            }
+
+            enabled = false;
+            events.removeListener('preRequest', instrumentation.onPreRequest);
+            events.removeListener('request', instrumentation.onRequest);
+            events.removeListener('response', instrumentation.onResponse);
+            instrumented.delete(events);
+        }
+    };
+}
+
+/** One handler per pipeline event; the state of a hop lives in a WeakMap keyed by its uri. */
+class EventInstrumentation {
+    private readonly tracer: Tracer;
+    private readonly duration: Histogram;
+    private readonly config: ClientInstrumentationConfig;
+    private readonly requestHeaders: CapturedHeaders;
+    private readonly responseHeaders: CapturedHeaders;
+    private readonly hops = new WeakMap<HopUri, HopRecord>();
+    // `preRequest` and `request` of a hop are emitted in the same tick, around `http.request()`:
+    // this links the ClientRequest to the hop that was just started.
+    private pending: HopRecord | undefined;
+
+    constructor(config: ClientInstrumentationConfig) {
+        const { tracer, meter } = resolveProviders(config);
+        this.tracer = tracer;
+        this.config = config;
+        this.requestHeaders = capturedHeaders(config.headersToSpanAttributes?.request, 'request');
+        this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
+        this.duration = meter.createHistogram(METRIC_HTTP_CLIENT_REQUEST_DURATION, {
+            description: 'Duration of HTTP client requests.',
+            unit: 's',
+            valueType: ValueType.DOUBLE,
+            advice: { explicitBucketBoundaries: DURATION_BUCKETS }
+        });
+    }
+
+    // The listeners catch everything: an exception thrown into the client's emit() would break the request.
+    readonly onPreRequest = (uri: HopUri, options: HopOptions): void => {
+        this.pending = undefined;
+        try {
+            this.startHop(uri, options ?? {});
+        } catch (err) {
+            reportError('preRequest listener', err);
+        }
+    };
+
+    readonly onRequest = (req: ClientRequest): void => {
+        const hop = this.pending;
+        this.pending = undefined;
+        if (hop !== undefined && this.requestHeaders.names.length > 0) {
+            try {
+                this.recordRequestHeaders(hop, req);
+            } catch (err) {
+                reportError('request listener', err);
+            }
+        }
+    };
+
+    readonly onResponse = (err: Error | undefined, details: ResponseDetails): void => {
+        const hop = details?.uri === undefined ? undefined : this.hops.get(details.uri);
+        if (hop !== undefined) {
+            this.hops.delete(details.uri);
+            try {
+                this.endHop(hop, err, details);
+            } catch (listenerError) {
+                reportError('response listener', listenerError);
+            }
+        }
+    };
+
+    private startHop(uri: HopUri, options: HopOptions): void {
+        const parent = context.active();
+        if (isTracingSuppressed(parent)) {
+            return;
+        }
+
+        const { ignoreRequest, requestHook } = this.config;
+        if (ignoreRequest !== undefined && guarded('ignoreRequest', ignoreRequest, uri, options) === true) {
+            return;
+        }
+
+        const method = normalizeMethod(uri.method ?? 'GET');
+        const address = serverAddress(uri);
+        const port = serverPort(uri);
+        const route = typeof options.route === 'string' && options.route !== '' ? options.route : undefined;
+        // Built by assignment, not as literals with computed keys: V8 then keeps the objects in a
+        // fast shape, which the SDK iterates and hashes (for the histogram) markedly faster.
+        const metricAttributes: Attributes = {};
+        metricAttributes[ATTR_HTTP_REQUEST_METHOD] = method.value;
+        metricAttributes[ATTR_SERVER_ADDRESS] = address;
+        metricAttributes[ATTR_SERVER_PORT] = port;
+        const attributes: Attributes = {};
+        attributes[ATTR_HTTP_REQUEST_METHOD] = method.value;
+        attributes[ATTR_SERVER_ADDRESS] = address;
+        attributes[ATTR_SERVER_PORT] = port;
+        attributes[ATTR_URL_FULL] = redactedUrl(uri);
+        if (method.original !== undefined) {
+            attributes[ATTR_HTTP_REQUEST_METHOD_ORIGINAL] = method.original;
+        }
+
+        if (route !== undefined) {
+            attributes[ATTR_URL_TEMPLATE] = route;
+            metricAttributes[ATTR_URL_TEMPLATE] = route;
+        }
+
+        if (uri.redirectCount > 0) {
+            attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = uri.redirectCount;
+        }
+
+        const name = route === undefined ? method.spanName : `${method.spanName} ${route}`;
+        const span = this.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+        const hop: HopRecord = { span, startTime: performance.now(), metricAttributes };
+        this.hops.set(uri, hop);
+        this.pending = hop;
+        if (requestHook !== undefined) {
+            guarded('requestHook', requestHook, span, { uri, options });
+        }
+
+        // Injected after the hook, so a hook cannot tamper with the context the server receives.
+        if (uri.headers !== undefined && uri.headers !== null) {
+            propagation.inject(trace.setSpan(parent, span), uri.headers);
+        }
+    }
+
+    private recordRequestHeaders(hop: HopRecord, req: ClientRequest): void {
+        // The ClientRequest holds the headers actually sent, including those the client computed.
+        const attributes: Attributes = {};
+        addHeaderAttributes(attributes, this.requestHeaders, (name) => req.getHeader(name));
+        hop.span.setAttributes(attributes);
+    }
+
+    private endHop(hop: HopRecord, err: Error | undefined, details: ResponseDetails): void {
+        const { span, metricAttributes } = hop;
+        const res = details.res;
+        const statusCode = res?.statusCode;
+        if (res !== undefined && statusCode !== undefined) {
+            span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
+            span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, res.httpVersion);
+            metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
+            metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
+            // No network.peer.*: reading a socket's peer is a system call per connection, too dear here.
+            if (this.responseHeaders.names.length > 0) {
+                const headers: Attributes = {};
+                addHeaderAttributes(headers, this.responseHeaders, (name) => res.headers[name]);
+                span.setAttributes(headers);
+            }
+        }
+
+        const errorType = err === undefined ? statusErrorType(statusCode) : failureErrorType(err, statusCode);
+        if (errorType !== undefined) {
+            span.setAttribute(ATTR_ERROR_TYPE, errorType);
+            metricAttributes[ATTR_ERROR_TYPE] = errorType;
+            if (err === undefined) {
+                span.setStatus({ code: SpanStatusCode.ERROR });
+            } else {
+                span.recordException(causeOf(err) ?? err);
+                span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+            }
+        }
+
+        const { responseHook } = this.config;
+        if (responseHook !== undefined) {
+            guarded('responseHook', responseHook, span, { uri: details.uri, req: details.req, res, error: err });
+        }
+
+        span.end();
+        this.duration.record((performance.now() - hop.startTime) / 1000, metricAttributes);
+    }
+}
+
+/** `error.type` of a hop that got a response: its status as a string for 4xx and 5xx. */
+function statusErrorType(statusCode: number | undefined): string | undefined {
+    return statusCode !== undefined && statusCode >= 400 ? String(statusCode) : undefined;
+}
+
+/**
+ * `error.type` of a failed hop: `timeout`, the system error code (`ECONNREFUSED`...), else the
+ * status of a 4xx/5xx response, else `_OTHER`; undefined for a cancellation the caller asked for
+ * through its AbortSignal, which is not an error.
+ */
+function failureErrorType(err: Error, statusCode: number | undefined): string | undefined {
+    const cause = causeOf(err) ?? (err as CodedError);
+    if (cause.name === 'AbortError' || cause.code === 'ABORT_ERR') {
+        return undefined;
+    }
+
+    if (cause.code === 'ETIMEDOUT') {
+        return 'timeout';
+    }
+
+    if (typeof cause.code === 'string' && cause.code !== '') {
+        return cause.code;
+    }
+
+    return statusErrorType(statusCode) ?? ERROR_TYPE_VALUE_OTHER;
+}
+
+/** The underlying Error the client keeps in `err.data` of a failure, when there is one. */
+function causeOf(err: Error): (Error & CodedError) | undefined {
+    const data = (err as { data?: unknown }).data;
+    return data instanceof Error ? data : undefined;
+}

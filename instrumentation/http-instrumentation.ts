@@ -1,0 +1,29 @@
+/** The mark the tracewire client puts on the options object it hands to `http.request()`. */
+export const TRACEWIRE_REQUEST = Symbol.for('tracewire.client');
+
+/**
+ * True for the options of a request made by the tracewire client. Give it to
+ * `@opentelemetry/instrumentation-http` as `ignoreOutgoingRequestHook` so a request traced by
+ * `instrumentClient()` yields one client span rather than two:
+ *
+ * `new HttpInstrumentation({ ignoreOutgoingRequestHook: isTracewireRequest })`
+ */
+export function isTracewireRequest(options: unknown): boolean {
+    return (
+        typeof options === 'object' &&
+        options !== null &&
+        (options as Record<symbol, unknown>)[TRACEWIRE_REQUEST] === true
+    );
+}
+
+/**
+ * An `ignoreOutgoingRequestHook` that skips tracewire requests and asks `next` (your own hook)
+ * about the others.
+ */
+export function ignoreTracewireRequests<O extends object>(next?: (options: O) => boolean): (options: O) => boolean {
+    if (next === undefined) {
+        return isTracewireRequest;
+    }
+
+    return (options) => isTracewireRequest(options) || next(options);
+}

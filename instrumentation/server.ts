@@ -1,0 +1,210 @@
+import type { Plugin, Request, ResponseToolkit, Server } from '@hapi/hapi';
+import {
+    type Attributes,
+    type Context,
+    context,
+    type Histogram,
+    propagation,
+    type Span,
+    SpanKind,
+    SpanStatusCode,
+    type Tracer,
+    trace,
+    ValueType
+} from '@opentelemetry/api';
+import { isTracingSuppressed } from '@opentelemetry/core';
+import {
+    ATTR_CLIENT_ADDRESS,
+    ATTR_ERROR_TYPE,
+    ATTR_HTTP_REQUEST_METHOD,
+    ATTR_HTTP_REQUEST_METHOD_ORIGINAL,
+    ATTR_HTTP_RESPONSE_STATUS_CODE,
+    ATTR_HTTP_ROUTE,
+    ATTR_NETWORK_PEER_ADDRESS,
+    ATTR_NETWORK_PEER_PORT,
+    ATTR_NETWORK_PROTOCOL_VERSION,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
+    ATTR_URL_PATH,
+    ATTR_URL_QUERY,
+    ATTR_URL_SCHEME,
+    ATTR_USER_AGENT_ORIGINAL,
+    METRIC_HTTP_SERVER_REQUEST_DURATION
+} from '@opentelemetry/semantic-conventions';
+import { isHttpError } from '../src/errors/http-error.js';
+import { recordHttpError } from '../src/static/error-span.js';
+import { type NormalizedMethod, normalizeMethod } from './attributes.js';
+import { DURATION_BUCKETS, guarded, type ProviderConfig, resolveProviders } from './providers.js';
+
+/** The name the tracing plugin registers under, and its key in `request.plugins`. */
+export const TRACING_PLUGIN = 'tracewire-tracing';
+
+/** What the tracing plugin keeps in `request.plugins['tracewire-tracing']`. */
+export interface RequestTracing {
+    /** The SERVER span of the request. */
+    readonly span: Span;
+    /** The extracted context with the server span set: the parent for work done for the request. */
+    readonly context: Context;
+    readonly method: NormalizedMethod;
+    readonly startTime: number;
+    readonly metricAttributes: Attributes;
+}
+
+declare module '@hapi/hapi' {
+    interface PluginsStates {
+        [TRACING_PLUGIN]?: RequestTracing;
+    }
+}
+
+export type TracingOptions = ProviderConfig;
+
+/**
+ * A hapi plugin that makes a SERVER span per request, following the stable HTTP semantic
+ * conventions: the context extracted from the incoming headers, the name `METHOD route`, status
+ * ERROR only for 5xx, the HttpError of an error response recorded with the same attributes the
+ * client side uses, and the `http.server.request.duration` histogram. It uses hapi's `onRequest`
+ * extension and `response` event only.
+ */
+export const tracing: Plugin<TracingOptions> = {
+    name: TRACING_PLUGIN,
+    once: true,
+    register(server: Server, options: TracingOptions) {
+        const { tracer, meter } = resolveProviders(options ?? {});
+        const duration = meter.createHistogram(METRIC_HTTP_SERVER_REQUEST_DURATION, {
+            description: 'Duration of HTTP server requests.',
+            unit: 's',
+            valueType: ValueType.DOUBLE,
+            advice: { explicitBucketBoundaries: DURATION_BUCKETS }
+        });
+
+        server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
+            guarded('tracing onRequest', startRequest, tracer, request);
+            return h.continue;
+        });
+
+        // Emitted once the response has been sent, or the request abandoned.
+        server.events.on('response', (request: Request) => {
+            guarded('tracing response listener', endRequest, duration, request);
+        });
+    }
+};
+
+/**
+ * The context of the request's server span: pass it to `context.with()` so outgoing calls made
+ * for the request (by an instrumented client) become its children. The active context when the
+ * request is not traced.
+ */
+export function requestContext(request: Request): Context {
+    return request.plugins[TRACING_PLUGIN]?.context ?? context.active();
+}
+
+/** Runs `fn` with the request's server span as the active span (see `requestContext`). */
+export function withRequestContext<T>(request: Request, fn: () => T): T {
+    return context.with(requestContext(request), fn);
+}
+
+function startRequest(tracer: Tracer, request: Request): void {
+    const raw = request.raw.req;
+    const parent = propagation.extract(context.active(), raw.headers);
+    if (isTracingSuppressed(parent)) {
+        return;
+    }
+
+    const method = normalizeMethod(raw.method ?? request.method);
+    const scheme = request.server.info.protocol;
+    const target = raw.url ?? '/';
+    const queryStart = target.indexOf('?');
+    // Built by assignment rather than as literals with computed keys, which V8 keeps in a slower shape.
+    const metricAttributes: Attributes = {};
+    metricAttributes[ATTR_HTTP_REQUEST_METHOD] = method.value;
+    metricAttributes[ATTR_URL_SCHEME] = scheme;
+    const attributes: Attributes = {};
+    attributes[ATTR_HTTP_REQUEST_METHOD] = method.value;
+    attributes[ATTR_URL_SCHEME] = scheme;
+    attributes[ATTR_URL_PATH] = queryStart === -1 ? target : target.slice(0, queryStart);
+    attributes[ATTR_SERVER_PORT] = request.server.info.port;
+    attributes[ATTR_NETWORK_PROTOCOL_VERSION] = raw.httpVersion;
+    // Absent without a Host header, or once the client has gone.
+    if (request.info.hostname) {
+        attributes[ATTR_SERVER_ADDRESS] = request.info.hostname;
+    }
+
+    if (request.info.remoteAddress) {
+        attributes[ATTR_CLIENT_ADDRESS] = request.info.remoteAddress;
+    }
+
+    if (queryStart !== -1) {
+        attributes[ATTR_URL_QUERY] = target.slice(queryStart + 1);
+    }
+
+    if (method.original !== undefined) {
+        attributes[ATTR_HTTP_REQUEST_METHOD_ORIGINAL] = method.original;
+    }
+
+    const socket = raw.socket;
+    if (socket?.remoteAddress !== undefined) {
+        attributes[ATTR_NETWORK_PEER_ADDRESS] = socket.remoteAddress;
+        attributes[ATTR_NETWORK_PEER_PORT] = socket.remotePort;
+    }
+
+    const userAgent = raw.headers['user-agent'];
+    if (userAgent !== undefined) {
+        attributes[ATTR_USER_AGENT_ORIGINAL] = userAgent;
+    }
+
+    const span = tracer.startSpan(method.spanName, { kind: SpanKind.SERVER, attributes }, parent);
+    request.plugins[TRACING_PLUGIN] = {
+        span,
+        context: trace.setSpan(parent, span),
+        method,
+        startTime: performance.now(),
+        metricAttributes
+    };
+}
+
+interface HapiResponseLike {
+    statusCode?: number;
+    _error?: unknown;
+}
+
+function endRequest(duration: Histogram, request: Request): void {
+    const tracing = request.plugins[TRACING_PLUGIN];
+    if (tracing === undefined) {
+        return;
+    }
+
+    const { span, method, metricAttributes } = tracing;
+    const response = request.response as unknown;
+    // After transmission hapi keeps the error of an error response on `_error`; an abandoned
+    // request can still hold the error itself.
+    const error = isHttpError(response) ? response : (response as HapiResponseLike | null)?._error;
+    const statusCode = isHttpError(error)
+        ? error.output.statusCode
+        : ((response as HapiResponseLike | null)?.statusCode ?? request.raw.res.statusCode);
+
+    // hapi answers unmatched paths with a special catch-all route, which is not a route of the app.
+    const route = (request.route?.method as string | undefined) === '_special' ? undefined : request.route?.path;
+    if (route !== undefined) {
+        span.updateName(`${method.spanName} ${route}`);
+        span.setAttribute(ATTR_HTTP_ROUTE, route);
+        metricAttributes[ATTR_HTTP_ROUTE] = route;
+    }
+
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
+    metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
+    metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = request.raw.req.httpVersion;
+    recordHttpError(span, error);
+    if (statusCode >= 500) {
+        // Only 5xx is a server error; a 4xx is the client's and leaves the status unset.
+        metricAttributes[ATTR_ERROR_TYPE] = String(statusCode);
+        span.setAttribute(ATTR_ERROR_TYPE, String(statusCode));
+        span.setStatus(
+            error instanceof Error
+                ? { code: SpanStatusCode.ERROR, message: error.message }
+                : { code: SpanStatusCode.ERROR }
+        );
+    }
+
+    span.end();
+    duration.record((performance.now() - tracing.startTime) / 1000, metricAttributes);
+}

@@ -1,0 +1,113 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { SpanKind } from '@opentelemetry/api';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+    type ClientInstrumentation,
+    ignoreTracewireRequests,
+    instrumentClient,
+    isTracewireRequest,
+    TRACEWIRE_REQUEST
+} from '../../instrumentation/index.js';
+import { client } from '../../src/client/index.js';
+import { setupOtel } from './otel.js';
+
+const otel = setupOtel();
+const httpInstrumentation = new HttpInstrumentation({ enabled: false });
+httpInstrumentation.setTracerProvider(otel.tracerProvider);
+httpInstrumentation.setMeterProvider(otel.meterProvider);
+const traced = client.defaults({ events: true });
+let handle: ClientInstrumentation;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+    httpInstrumentation.enable();
+    // The module hook patches `http` when it is required; the client imports it as an ES module,
+    // whose named exports follow the patched CommonJS exports once synced.
+    createRequire(import.meta.url)('node:http');
+    syncBuiltinESMExports();
+    handle = instrumentClient(traced, { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider });
+    server = createServer((_req, res) => res.end('ok'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterEach(() => otel.reset());
+
+afterAll(async () => {
+    handle.disable();
+    httpInstrumentation.disable();
+    syncBuiltinESMExports();
+    server.close();
+    await otel.shutdown();
+});
+
+const clientSpans = () => otel.spans().filter((span) => span.kind === SpanKind.CLIENT);
+
+describe('with @opentelemetry/instrumentation-http active', () => {
+    it('without the ignore hook, both instrumentations trace the request (two client spans)', async () => {
+        httpInstrumentation.setConfig({});
+        await traced.get(`${base}/`);
+        await expect.poll(() => clientSpans().length).toBe(2);
+        expect(
+            clientSpans()
+                .map((span) => span.instrumentationScope.name)
+                .sort()
+        ).toEqual(['@opentelemetry/instrumentation-http', 'tracewire/instrumentation']);
+    });
+
+    it('ignoreOutgoingRequestHook: isTracewireRequest leaves one client span, parent of the server span', async () => {
+        httpInstrumentation.setConfig({ ignoreOutgoingRequestHook: isTracewireRequest });
+        await traced.get(`${base}/`);
+        await expect.poll(() => otel.spans().length).toBe(2);
+        const [span, ...others] = clientSpans();
+        expect(others).toHaveLength(0);
+        expect(span?.instrumentationScope.name).toBe('tracewire/instrumentation');
+        const serverSpan = otel.spans().find((candidate) => candidate.kind === SpanKind.SERVER)!;
+        expect(serverSpan.parentSpanContext?.spanId).toBe(span?.spanContext().spanId);
+    });
+
+    it('other requests are still traced by instrumentation-http', async () => {
+        httpInstrumentation.setConfig({ ignoreOutgoingRequestHook: ignoreTracewireRequests(() => false) });
+        const res = await fetchWithNodeHttp(`${base}/`);
+        expect(res).toBe('ok');
+        await expect.poll(() => clientSpans().length).toBe(1);
+        expect(clientSpans()[0]!.instrumentationScope.name).toBe('@opentelemetry/instrumentation-http');
+    });
+});
+
+describe('isTracewireRequest', () => {
+    it('recognises the mark the client puts on its http.request() options', () => {
+        expect(TRACEWIRE_REQUEST).toBe(Symbol.for('tracewire.client'));
+        expect(isTracewireRequest({ [TRACEWIRE_REQUEST]: true, host: 'x' })).toBe(true);
+        expect(isTracewireRequest({ host: 'x' })).toBe(false);
+        expect(isTracewireRequest(null)).toBe(false);
+        expect(isTracewireRequest('http://x')).toBe(false);
+    });
+
+    it('ignoreTracewireRequests() asks the next hook about the other requests', () => {
+        const hook = ignoreTracewireRequests((options: { host?: string }) => options.host === 'health');
+        expect(hook({ [TRACEWIRE_REQUEST]: true } as { host?: string })).toBe(true);
+        expect(hook({ host: 'health' })).toBe(true);
+        expect(hook({ host: 'api' })).toBe(false);
+    });
+});
+
+async function fetchWithNodeHttp(url: string): Promise<string> {
+    const http = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+    return await new Promise((resolve, reject) => {
+        http.get(url, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+                body += chunk;
+            });
+            res.on('end', () => resolve(body));
+        }).on('error', reject);
+    });
+}
