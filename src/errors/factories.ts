@@ -1,4 +1,11 @@
-import { decorateError, HttpError, isHttpError } from './http-error.js';
+import {
+    assertMessage,
+    assertStatusCode,
+    buildHttpError,
+    decorateError,
+    type HttpError,
+    isHttpError
+} from './http-error.js';
 
 /** Every factory takes an optional message and optional data, as the spec's table in 4.B says. */
 export type HttpErrorFactory = <Data = null>(message?: string | Error | null, data?: Data) => HttpError<Data>;
@@ -9,7 +16,11 @@ function create<Data>(
     data: Data | undefined,
     ctor: Function
 ): HttpError<Data> {
-    return new HttpError<Data>(message, data === undefined ? { statusCode, ctor } : { statusCode, data, ctor });
+    if (message instanceof Error) {
+        return decorateError(message, data === undefined ? { statusCode } : { statusCode, data }, ctor);
+    }
+
+    return buildHttpError(statusCode, assertMessage(message), data, ctor);
 }
 
 // 4xx
@@ -66,6 +77,7 @@ export function internal<Data = null>(
     data?: Data,
     statusCode = 500
 ): HttpError<Data extends Error ? unknown : Data> {
+    assertStatusCode(statusCode);
     return serverError(message, data, statusCode, internal) as HttpError<Data extends Error ? unknown : Data>;
 }
 

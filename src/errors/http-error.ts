@@ -12,10 +12,26 @@ export const authAttributes = Symbol('tracewire.authAttributes');
  * error's keys and JSON stay `data, isHttpError, isServer, output`; writable and configurable because
  * hapi's own error helper assigns it and redefines `reformat` on errors it sees.
  */
-const hiddenMethods: PropertyDescriptorMap = {
-    isBoom: { value: true, writable: true, configurable: true, enumerable: false },
-    reformat: { value: reformat, writable: true, configurable: true, enumerable: false }
+const isBoomDescriptor: PropertyDescriptor = { value: true, writable: true, configurable: true, enumerable: false };
+const reformatDescriptor: PropertyDescriptor = {
+    value: reformat,
+    writable: true,
+    configurable: true,
+    enumerable: false
 };
+
+/**
+ * Sets the non-enumerable `isBoom`, `reformat` and (unless already there) `typeof`. Three single
+ * definitions in a fixed order: measurably cheaper than one `defineProperties` call, and every
+ * error goes through the same shape transitions.
+ */
+function defineHiddenProperties(error: Error, ctor: Function): void {
+    Object.defineProperty(error, 'isBoom', isBoomDescriptor);
+    Object.defineProperty(error, 'reformat', reformatDescriptor);
+    if (!Object.hasOwn(error, 'typeof')) {
+        Object.defineProperty(error, 'typeof', { value: ctor, writable: true, configurable: true });
+    }
+}
 
 /**
  * An error object that carries an HTTP status, headers and a JSON payload a server can send (spec
@@ -51,14 +67,12 @@ export class HttpError<Data = unknown> {
             return decorateError(messageOrError, options, options.ctor ?? HttpError);
         }
 
-        if (messageOrError !== undefined && messageOrError !== null && typeof messageOrError !== 'string') {
-            throw new TypeError(`HttpError message must be a string or an Error, got ${describe(messageOrError)}`);
-        }
-
-        const statusCode = assertStatusCode(options.statusCode ?? 500);
-        const error = createError(messageOrError ?? '', options.ctor ?? HttpError) as HttpError<Data>;
-        error.data = options.data === undefined ? (null as Data) : options.data;
-        initialize(error, statusCode, undefined, options.ctor ?? HttpError);
+        const error = buildHttpError<Data>(
+            assertStatusCode(options.statusCode ?? 500),
+            assertMessage(messageOrError),
+            options.data,
+            options.ctor ?? HttpError
+        );
         if (options.decorate) {
             Object.assign(error, options.decorate);
         }
@@ -70,6 +84,38 @@ export class HttpError<Data = unknown> {
     static [Symbol.hasInstance](value: unknown): boolean {
         return isHttpError(value);
     }
+}
+
+/**
+ * The path every factory takes: a fresh Error with the HttpError properties, built in one pass
+ * with a fixed property order so every error shares one object shape.
+ */
+export function buildHttpError<Data>(
+    statusCode: number,
+    message: string,
+    data: Data | undefined,
+    ctor: Function
+): HttpError<Data> {
+    const error = createError(message, ctor) as HttpError<Data>;
+    error.data = data === undefined ? (null as Data) : data;
+    error.isHttpError = true;
+    error.isServer = statusCode >= 500;
+    error.output = { statusCode, headers: {}, payload: buildPayload(statusCode, message, undefined, false) };
+    defineHiddenProperties(error, ctor);
+    return error;
+}
+
+/** The message argument of the constructor and the factories: a string, or nothing. */
+export function assertMessage(message: unknown): string {
+    if (message === undefined || message === null) {
+        return '';
+    }
+
+    if (typeof message !== 'string') {
+        throw new TypeError(`HttpError message must be a string or an Error, got ${describe(message)}`);
+    }
+
+    return message;
 }
 
 /**
@@ -122,23 +168,26 @@ export function decorateError<Data>(err: Error, options: ToHttpErrorOptions<Data
         Object.assign(error, options.decorate);
     }
 
-    if (!isHttpError(error)) {
-        return initialize(error, assertStatusCode(options.statusCode ?? 500), options.message, ctor);
+    const previous = isHttpError(error) ? error.output : undefined;
+    if (previous === undefined) {
+        return initialize(error, assertStatusCode(options.statusCode ?? 500), options.message, ctor, undefined);
     }
 
     if (options.override === false || (options.statusCode === undefined && !options.message)) {
         return error;
     }
 
-    const statusCode = assertStatusCode(options.statusCode ?? error.output.statusCode);
-    return initialize(error, statusCode, options.message, ctor);
+    const statusCode = assertStatusCode(options.statusCode ?? previous.statusCode);
+    return initialize(error, statusCode, options.message, ctor, previous);
 }
 
+/** Sets the HttpError properties on `error`; `previous` is its output when it already was an HttpError. */
 function initialize<Data>(
     error: HttpError<Data>,
     statusCode: number,
     messagePrefix: string | undefined,
-    ctor: Function
+    ctor: Function,
+    previous: HttpErrorOutput | undefined
 ): HttpError<Data> {
     if (messagePrefix) {
         // Checked before any change so a refused error is not left half decorated.
@@ -150,48 +199,57 @@ function initialize<Data>(
     }
 
     // Re-decorating keeps the headers (e.g. `Allow`) while the status stays; a new status starts afresh.
-    const previous = isHttpError(error) ? error.output : undefined;
-    const headers = previous?.statusCode === statusCode ? previous.headers : {};
-    if (statusCode !== 401) {
-        // The challenge details belong to a 401 only.
-        delete (error as { [authAttributes]?: unknown })[authAttributes];
-        delete error.isMissing;
-    }
+    let headers: HttpErrorOutput['headers'] = {};
+    if (previous !== undefined) {
+        if (previous.statusCode === statusCode) {
+            headers = previous.headers;
+        }
 
-    error.isHttpError = true;
-    error.isServer = statusCode >= 500;
-    error.output = { statusCode, headers, payload: { statusCode, error: '' } };
-    Object.defineProperties(error, hiddenMethods);
-    if (!Object.hasOwn(error, 'typeof')) {
-        Object.defineProperty(error, 'typeof', { value: ctor, writable: true, configurable: true });
+        if (statusCode !== 401) {
+            // The challenge details belong to a 401 only.
+            delete (error as { [authAttributes]?: unknown })[authAttributes];
+            delete error.isMissing;
+        }
     }
 
     if (messagePrefix) {
         error.message = error.message ? `${messagePrefix}: ${error.message}` : messagePrefix;
     }
 
-    error.reformat();
+    const attributes = (error as { [authAttributes]?: HttpErrorOutput['payload']['attributes'] })[authAttributes];
+    error.isHttpError = true;
+    error.isServer = statusCode >= 500;
+    error.output = { statusCode, headers, payload: buildPayload(statusCode, error.message, attributes, false) };
+    defineHiddenProperties(error, ctor);
     return error;
 }
 
 function reformat(this: HttpError, debug = false): void {
     const { statusCode } = this.output;
+    const attributes = (this as { [authAttributes]?: HttpErrorOutput['payload']['attributes'] })[authAttributes];
+    this.isServer = statusCode >= 500;
+    this.output.payload = buildPayload(statusCode, this.message, attributes, debug);
+}
+
+/** The response payload `{ statusCode, error, message?, attributes? }`; a 5xx hides its message unless `debug`. */
+function buildPayload(
+    statusCode: number,
+    message: string,
+    attributes: HttpErrorOutput['payload']['attributes'] | undefined,
+    debug: boolean
+): HttpErrorOutput['payload'] {
     const payload: HttpErrorOutput['payload'] = { statusCode, error: statusText(statusCode) };
     if (statusCode >= 500 && debug !== true) {
         payload.message = hiddenServerMessage;
-    } else if (this.message) {
-        payload.message = this.message;
+    } else if (message) {
+        payload.message = message;
     }
 
-    const attributes = (this as HttpError & { [authAttributes]?: HttpErrorOutput['payload']['attributes'] })[
-        authAttributes
-    ];
     if (attributes !== undefined) {
         payload.attributes = typeof attributes === 'string' ? attributes : { ...attributes };
     }
 
-    this.isServer = statusCode >= 500;
-    this.output.payload = payload;
+    return payload;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { authAttributes, HttpError } from './http-error.js';
+import { assertMessage, authAttributes, buildHttpError, type HttpError } from './http-error.js';
 
 /** `WWW-Authenticate` attributes: values are sent quoted; null and undefined become an empty string. */
 export type AuthAttributes = Record<string, string | number | boolean | null | undefined>;
@@ -17,7 +17,7 @@ export function unauthorized<Data = null>(
     scheme?: string | readonly string[] | null,
     attributes?: AuthAttributes | string | null
 ): HttpError<Data> {
-    const error = new HttpError<Data>(message, { statusCode: 401, ctor: unauthorized });
+    const error = buildHttpError<Data>(401, assertMessage(message), undefined, unauthorized);
     const challenge = buildChallenge(message, scheme, attributes);
     if (challenge === undefined) {
         return error;
@@ -30,7 +30,8 @@ export function unauthorized<Data = null>(
     }
 
     if (challenge.attributes !== undefined) {
-        Object.defineProperty(error, authAttributes, { value: challenge.attributes, configurable: true });
+        // A symbol key stays out of the keys and the JSON without the cost of a property definition.
+        (error as { [authAttributes]?: PayloadAttributes })[authAttributes] = challenge.attributes;
         error.reformat();
     }
 
