@@ -38,6 +38,25 @@ export interface ClientContext {
     readonly events?: EventEmitter<ClientEvents>;
 }
 
+/**
+ * The emitter a new request reports to. An emitter without a pipeline listener counts as none, so
+ * `events: true` costs nothing until something subscribes. The choice holds for the whole request:
+ * a listener added while a request is under way sees the requests that start after it, never half
+ * of one (a `response` without its `preRequest`).
+ */
+function observedEmitter(events: EventEmitter<ClientEvents> | undefined): EventEmitter<ClientEvents> | undefined {
+    if (
+        events === undefined ||
+        (events.listenerCount('preRequest') === 0 &&
+            events.listenerCount('request') === 0 &&
+            events.listenerCount('response') === 0)
+    ) {
+        return undefined;
+    }
+
+    return events;
+}
+
 // The request's flow rides on the ClientRequest so the listeners below can be shared functions
 // rather than closures made for every request.
 const flowOf = Symbol('tracewire.requestFlow');
@@ -61,6 +80,8 @@ export class RequestFlow {
     // The current hop.
     private req: ClientRequest | undefined;
     private destination!: Destination;
+    // The emitter this request reports to: the client's, when it had pipeline listeners as the request began.
+    private events: EventEmitter<ClientEvents> | undefined;
     // The hop's URL as the listeners see it; only with events.
     private uri: RequestUri | undefined;
     private method = '';
@@ -98,8 +119,9 @@ export class RequestFlow {
         }
 
         const merged = mergeOptions(defaults, options ?? undefined);
+        this.events = observedEmitter(this.context.events);
         const target =
-            this.context.events === undefined && typeof uri === 'string'
+            this.events === undefined && typeof uri === 'string'
                 ? cachedDestination(uri, merged.baseUrl)
                 : resolveUri(uri, merged.baseUrl);
         if (target instanceof Error) {
@@ -148,7 +170,7 @@ export class RequestFlow {
     private startHop(method: string, target: URL | Destination, options: EffectiveOptions): void {
         let payload = preparePayload(options.payload, options.headers);
         let headers = options.headers;
-        const events = this.context.events;
+        const events = this.events;
         this.method = method;
         this.options = options;
         this.hopEnded = false;
@@ -345,7 +367,7 @@ export class RequestFlow {
         this.hopEnded = true;
         clearTimeout(this.timer);
         this.timer = undefined;
-        const events = this.context.events;
+        const events = this.events;
         if (events === undefined) {
             return undefined;
         }

@@ -239,6 +239,19 @@ describe('6. Events', () => {
         expect(log.filter(([name]) => name === 'response')).toHaveLength(3);
     });
 
+    it('a request that starts with no listener is not observed, not even by a listener added meanwhile', async () => {
+        const traced = client.defaults({ events: true });
+        const seen: string[] = [];
+        const promise = traced.get(`${server.url}/first`);
+        traced.events!.on('response', (_err, details) => seen.push(details.uri.pathname));
+        await promise;
+        expect(seen).toEqual([]);
+
+        // The listener is there when the next request begins: that one is observed whole.
+        await traced.get(`${server.url}/second`);
+        expect(seen).toEqual(['/second']);
+    });
+
     it('marks the options given to http.request with an enumerable Symbol.for("tracewire.client")', async () => {
         const seen: Array<Record<symbol, unknown>> = [];
         class SpyAgent extends HttpAgent {
