@@ -1,0 +1,94 @@
+// Servers and measured programs run in child processes so that the process under load and the one
+// generating the load do not share an event loop (or, on two cores, a core).
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+
+/**
+ * Forks `script` with `args` and waits for its first IPC message, `{ ready: true, ... }`, which
+ * carries what the parent needs (a port). Rejects when the child exits or reports an error first.
+ */
+export async function startChild(script, args = [], { execArgv = [], timeoutMs = 20_000 } = {}) {
+    const child = fork(new URL(script, import.meta.url), args, {
+        execArgv,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+    });
+    const ready = await new Promise((resolve, reject) => {
+        const timer = setTimeout(
+            () => reject(new Error(`${script} did not report ready in ${timeoutMs} ms`)),
+            timeoutMs
+        );
+        child.once('message', (message) => {
+            clearTimeout(timer);
+            if (message?.ready) {
+                resolve(message);
+            } else {
+                reject(new Error(`${script} failed to start: ${message?.error ?? JSON.stringify(message)}`));
+            }
+        });
+        child.once('exit', (code) => {
+            clearTimeout(timer);
+            reject(new Error(`${script} exited with code ${code} before it was ready`));
+        });
+    });
+    return { child, ...ready };
+}
+
+/** Sends `message` to `child` and resolves with its reply (the next message it sends). */
+export async function ask(child, message) {
+    const reply = once(child, 'message');
+    child.send(message);
+    const [answer] = await reply;
+    if (answer?.error) {
+        throw new Error(answer.error);
+    }
+
+    return answer;
+}
+
+export async function stopChild(handle) {
+    if (!handle || handle.child.exitCode !== null) {
+        return;
+    }
+
+    const exited = once(handle.child, 'exit');
+    handle.child.kill('SIGTERM');
+    await exited;
+}
+
+/** Answers `ask()` in a child: `handlers[message.type](message)` is awaited and its value sent back. */
+export function answerParent(handlers) {
+    process.on('message', async (message) => {
+        try {
+            const handler = handlers[message?.type];
+            if (!handler) {
+                throw new Error(`unknown request ${JSON.stringify(message)}`);
+            }
+
+            process.send({ ok: true, ...(await handler(message)) });
+        } catch (error) {
+            process.send({ error: error.stack ?? String(error) });
+        }
+    });
+}
+
+/** The peak of the resident set size between `start()` and `stop()`, sampled every few ms. */
+export class RssProbe {
+    #timer = null;
+    baseline = 0;
+    peak = 0;
+
+    start() {
+        globalThis.gc?.();
+        this.baseline = process.memoryUsage.rss();
+        this.peak = this.baseline;
+        this.#timer = setInterval(() => {
+            this.peak = Math.max(this.peak, process.memoryUsage.rss());
+        }, 5);
+    }
+
+    stop() {
+        clearInterval(this.#timer);
+        this.peak = Math.max(this.peak, process.memoryUsage.rss());
+        return { baseline: this.baseline, peak: this.peak, growth: this.peak - this.baseline };
+    }
+}

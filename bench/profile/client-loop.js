@@ -1,0 +1,54 @@
+// Profiles the client side of one client benchmark case: run it with --cpu-prof.
+// Usage: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/client-loop.js <tracewire|events|instrumented|node:http> <a|b|c|d> [seconds=5]
+import http from 'node:http';
+import { client } from 'tracewire';
+import { startChild, stopChild } from '../lib/processes.js';
+
+const [implementation = 'tracewire', caseId = 'b', seconds = '5'] = process.argv.slice(2);
+const shapes = { a: ['/small', 1], b: ['/small', 50], c: ['/large', 4], d: ['/json', 20] };
+const [path, concurrency] = shapes[caseId] ?? shapes.b;
+const body = JSON.stringify({ pad: 'x'.repeat(64 * 1024 - 10) });
+const origin = await startChild('../servers/origin.js');
+const url = `http://127.0.0.1:${origin.port}${path}`;
+
+let call;
+if (implementation === 'node:http') {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+    call = () =>
+        new Promise((resolve, reject) => {
+            const req = http.request(url, { method: path === '/json' ? 'POST' : 'GET', agent }, (res) => {
+                const chunks = [];
+                res.on('data', (chunk) => chunks.push(chunk));
+                res.on('end', () => resolve(Buffer.concat(chunks)));
+            });
+            req.on('error', reject);
+            req.end(path === '/json' ? body : undefined);
+        });
+} else {
+    const instance = implementation === 'tracewire' ? client : client.defaults({ events: true });
+    if (implementation === 'instrumented') {
+        const { instrumentClient } = await import('tracewire/instrumentation');
+        const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+        const exporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
+        const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+        instrumentClient(instance, { tracerProvider });
+    }
+
+    call =
+        path === '/json'
+            ? () => instance.post(url, { payload: body, headers: { 'content-type': 'application/json' }, json: true })
+            : () => instance.get(url);
+}
+
+let count = 0;
+const deadline = Date.now() + Number(seconds) * 1000;
+await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+        while (Date.now() < deadline) {
+            await call();
+            count++;
+        }
+    })
+);
+console.log(`${implementation} (${caseId}): ${(count / Number(seconds)).toFixed(0)} ops/s`);
+await stopChild(origin);

@@ -1,0 +1,345 @@
+// client: tracewire against raw node:http, @hapi/wreck, undici and fetch, all talking to one
+// keep-alive node:http server in a separate process (bench/servers/origin.js).
+import http from 'node:http';
+import Wreck from '@hapi/wreck';
+import { propagation } from '@opentelemetry/api';
+import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { client } from 'tracewire';
+import * as undici from 'undici';
+import { startChild, stopChild } from '../lib/processes.js';
+import {
+    formatNumber,
+    formatRatio,
+    geometricMean,
+    markdownTable,
+    median,
+    pairedRatio,
+    rotate,
+    verdict
+} from '../lib/stats.js';
+
+const jsonBody = makeJsonBody(64 * 1024);
+const jsonHeaders = { 'content-type': 'application/json' };
+
+const cases = [
+    { id: 'a', label: '(a) 2,000 sequential GETs, 100 B', count: 2000, concurrency: 1, route: 'small' },
+    { id: 'b', label: '(b) 10,000 GETs, 100 B, concurrency 50', count: 10_000, concurrency: 50, route: 'small' },
+    { id: 'c', label: '(c) 200 GETs, 1 MiB, concurrency 4', count: 200, concurrency: 4, route: 'large' },
+    { id: 'd', label: '(d) 2,000 POSTs, 64 KiB JSON, concurrency 20', count: 2000, concurrency: 20, route: 'json' }
+];
+
+/** A JSON document of exactly `bytes` bytes: an array of small records padded by the last one. */
+function makeJsonBody(bytes) {
+    const records = [];
+    let length = 2;
+    for (let id = 0; length < bytes - 200; id++) {
+        const record = JSON.stringify({ id, name: `user-${id}`, active: id % 2 === 0, score: id * 1.5 });
+        records.push(record);
+        length += record.length + 1;
+    }
+
+    const head = `[${records.join(',')},`;
+    const padding = bytes - head.length - '{"pad":""}]'.length;
+    return `${head}{"pad":"${'x'.repeat(padding)}"}]`;
+}
+
+/** Each implementation offers the same two operations: GET → body Buffer, POST JSON → parsed reply. */
+function rawNodeHttp(port) {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+    const call = (method, path, body) =>
+        new Promise((resolve, reject) => {
+            const headers = body === undefined ? {} : { ...jsonHeaders, 'content-length': Buffer.byteLength(body) };
+            const req = http.request({ host: '127.0.0.1', port, path, method, agent, headers }, (res) => {
+                const chunks = [];
+                res.on('data', (chunk) => chunks.push(chunk));
+                res.on('end', () => resolve(Buffer.concat(chunks)));
+                res.on('error', reject);
+            });
+            req.on('error', reject);
+            req.end(body);
+        });
+    return {
+        name: 'node:http',
+        get: (path) => call('GET', path),
+        postJson: async (path, body) => JSON.parse((await call('POST', path, body)).toString()),
+        close: () => agent.destroy()
+    };
+}
+
+function wreck(origin) {
+    return {
+        name: '@hapi/wreck',
+        get: async (path) => (await Wreck.get(origin + path)).payload,
+        postJson: async (path, body) =>
+            (await Wreck.post(origin + path, { payload: body, headers: jsonHeaders, json: true })).payload
+    };
+}
+
+function undiciRequest(origin) {
+    return {
+        name: 'undici',
+        get: async (path) => Buffer.from(await (await undici.request(origin + path)).body.arrayBuffer()),
+        postJson: async (path, body) =>
+            (await undici.request(origin + path, { method: 'POST', body, headers: jsonHeaders })).body.json(),
+        close: () => undici.getGlobalDispatcher().close()
+    };
+}
+
+function nodeFetch(origin) {
+    return {
+        name: 'fetch',
+        get: async (path) => Buffer.from(await (await fetch(origin + path)).arrayBuffer()),
+        postJson: async (path, body) =>
+            (await fetch(origin + path, { method: 'POST', body, headers: jsonHeaders })).json()
+    };
+}
+
+function tracewire(name, instance, origin) {
+    return {
+        name,
+        get: async (path) => (await instance.get(origin + path)).payload,
+        postJson: async (path, body) =>
+            (await instance.post(origin + path, { payload: body, headers: jsonHeaders, json: true })).payload
+    };
+}
+
+/**
+ * A real SDK set up as an application would: spans go through a BatchSpanProcessor to an exporter
+ * that drops them (so the export itself costs nothing), metrics to a periodic reader, and the
+ * W3C propagator injects `traceparent`. No context manager: it would slow every implementation down.
+ */
+function createSdk() {
+    const exported = { spans: 0 };
+    const spanExporter = {
+        export(spans, done) {
+            exported.spans += spans.length;
+            done({ code: ExportResultCode.SUCCESS });
+        },
+        shutdown: async () => {},
+        forceFlush: async () => {}
+    };
+    const metricExporter = {
+        export(_metrics, done) {
+            done({ code: ExportResultCode.SUCCESS });
+        },
+        shutdown: async () => {},
+        forceFlush: async () => {}
+    };
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spanExporter)] });
+    const meterProvider = new MeterProvider({
+        readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 5000 })]
+    });
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    return {
+        tracerProvider,
+        meterProvider,
+        exported,
+        shutdown: async () => {
+            await tracerProvider.shutdown();
+            await meterProvider.shutdown();
+            propagation.disable();
+        }
+    };
+}
+
+async function implementationsFor(port, components) {
+    const origin = `http://127.0.0.1:${port}`;
+    const list = [rawNodeHttp(port), wreck(origin), undiciRequest(origin), nodeFetch(origin)];
+    let sdk = null;
+    if (components.client) {
+        list.push(tracewire('tracewire', client, origin));
+        list.push(tracewire('tracewire events', client.defaults({ events: true }), origin));
+        if (components.instrumentation) {
+            const { instrumentClient } = await import('tracewire/instrumentation');
+            sdk = createSdk();
+            const instrumented = client.defaults({ events: true });
+            instrumentClient(instrumented, { tracerProvider: sdk.tracerProvider, meterProvider: sdk.meterProvider });
+            list.push(tracewire('tracewire instrumented', instrumented, origin));
+        }
+    }
+
+    return { list, sdk };
+}
+
+function operation(implementation, benchCase) {
+    if (benchCase.route === 'json') {
+        return () => implementation.postJson('/json', jsonBody);
+    }
+
+    const path = `/${benchCase.route}`;
+    return () => implementation.get(path);
+}
+
+/** One call of each case, checked, so an implementation that misbehaves is reported, not timed. */
+async function validate(implementation) {
+    const small = await implementation.get('/small');
+    const large = await implementation.get('/large');
+    const reply = await implementation.postJson('/json', jsonBody);
+    if (small.length !== 100 || large.length !== 1024 * 1024 || reply?.received !== jsonBody.length) {
+        throw new Error(`wrong replies: ${small.length} B, ${large.length} B, ${JSON.stringify(reply)?.slice(0, 80)}`);
+    }
+}
+
+/** Runs `count` operations with `concurrency` in flight; returns operations per second. */
+async function runCase(call, count, concurrency) {
+    let issued = 0;
+    const worker = async () => {
+        while (issued < count) {
+            issued++;
+            await call();
+        }
+    };
+    const start = process.hrtime.bigint();
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    return count / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+export async function runClientSection({ quick, components, log }) {
+    const rounds = quick ? 2 : 5;
+    const minRounds = quick ? 2 : 3;
+    const budgetSeconds = quick ? 60 : 170;
+    const scale = quick ? 0.25 : 1;
+    const origin = await startChild('../servers/origin.js');
+    const { list, sdk } = await implementationsFor(origin.port, components);
+    try {
+        const working = [];
+        for (const implementation of list) {
+            try {
+                await validate(implementation);
+                working.push(implementation);
+            } catch (error) {
+                log(`  ${implementation.name}: left out, ${error.message}`);
+            }
+        }
+
+        // samples[case][implementation] = ops/s per round; round 0 warms every path up and is dropped.
+        const samples = Object.fromEntries(
+            cases.map(({ id }) => [id, Object.fromEntries(working.map(({ name }) => [name, []]))])
+        );
+        // The machine is shared: when rounds run slow, stop after `minRounds` rather than overrun the budget.
+        const started = Date.now();
+        let measured = 0;
+        for (let round = 0; round <= rounds; round++) {
+            const elapsed = (Date.now() - started) / 1000;
+            if (measured >= minRounds && elapsed + elapsed / round > budgetSeconds) {
+                log(`  stopping after ${measured} rounds: ${elapsed.toFixed(0)} s of a ${budgetSeconds} s budget used`);
+                break;
+            }
+
+            for (const benchCase of cases) {
+                const count = Math.max(
+                    benchCase.concurrency,
+                    Math.round(benchCase.count * (round === 0 ? 0.1 : scale))
+                );
+                for (const implementation of rotate(working, round)) {
+                    let opsPerSecond = Number.NaN;
+                    try {
+                        opsPerSecond = await runCase(
+                            operation(implementation, benchCase),
+                            count,
+                            benchCase.concurrency
+                        );
+                    } catch (error) {
+                        log(`  ${implementation.name} ${benchCase.label}: ${error.message}`);
+                    }
+
+                    if (round > 0) {
+                        samples[benchCase.id][implementation.name].push(opsPerSecond);
+                    }
+                }
+            }
+
+            measured = round;
+            log(`  round ${round}${round === 0 ? ' (warm-up)' : ''} done`);
+        }
+
+        if (sdk) {
+            await sdk.tracerProvider.forceFlush();
+            log(`  instrumented: ${sdk.exported.spans} spans exported (and dropped)`);
+        }
+
+        return report(samples, working, { rounds: measured, quick, components });
+    } finally {
+        for (const implementation of list) {
+            await implementation.close?.();
+        }
+
+        await sdk?.shutdown();
+        await stopChild(origin);
+    }
+}
+
+function report(samples, working, { rounds, quick, components }) {
+    const names = new Set(working.map(({ name }) => name));
+    const ratio = (caseId, a, b) =>
+        names.has(a) && names.has(b) ? pairedRatio(samples[caseId][a], samples[caseId][b]) : Number.NaN;
+    const columns = [
+        ['tracewire', 'node:http', 'vs node:http'],
+        ['tracewire', '@hapi/wreck', 'vs wreck'],
+        ['tracewire', 'undici', 'vs undici'],
+        ['tracewire', 'fetch', 'vs fetch'],
+        ['tracewire events', 'tracewire', 'events:true vs plain'],
+        ['tracewire instrumented', 'tracewire', 'instrumented vs plain']
+    ];
+    const perCase = cases.map(({ id }) => columns.map(([a, b]) => ratio(id, a, b)));
+    const geometric = columns.map((_, column) => geometricMean(perCase.map((row) => row[column])));
+    const opsOf = (id, name) => (names.has(name) ? median(samples[id][name]) : Number.NaN);
+    const ratioTable = markdownTable(
+        ['case', 'tracewire ops/s', ...columns.map(([, , label]) => label)],
+        [
+            ...cases.map(({ id, label }, index) => [
+                label,
+                formatNumber(opsOf(id, 'tracewire')),
+                ...perCase[index].map((value) => formatRatio(value))
+            ]),
+            ['**geometric mean (a)–(d)**', '', ...geometric.map((value) => `**${formatRatio(value)}**`)]
+        ]
+    );
+
+    const targets = [
+        ['tracewire vs raw node:http + keep-alive agent', geometric[0], 0.95],
+        ['tracewire vs @hapi/wreck (its defaults)', geometric[1], 1.6],
+        ['tracewire `events: true`, no listener, vs plain', geometric[4], 0.95],
+        ['tracewire instrumented (SDK) vs plain', geometric[5], 0.85]
+    ];
+    const targetTable = markdownTable(
+        ['target (geometric mean over (a)–(d))', 'measured', 'required', 'result'],
+        targets.map(([label, value, atLeast]) => [
+            label,
+            formatRatio(value),
+            `≥ ${formatRatio(atLeast)}`,
+            verdict(value, atLeast)
+        ])
+    );
+
+    const allNames = [
+        'node:http',
+        '@hapi/wreck',
+        'undici',
+        'fetch',
+        'tracewire',
+        'tracewire events',
+        'tracewire instrumented'
+    ];
+    const detailTable = markdownTable(
+        ['case (median ops/s)', ...allNames],
+        cases.map(({ id, label }) => [label, ...allNames.map((name) => formatNumber(opsOf(id, name)))])
+    );
+
+    const missing = [];
+    if (!components.client) missing.push('tracewire client missing: only the peers were measured');
+    if (components.client && !components.instrumentation) missing.push('instrumentation missing');
+    const note = [
+        `Medians of ${rounds} interleaved rounds after a warm-up round${quick ? ', counts at a quarter (`--quick`)' : ''};`,
+        'ratios are medians of per-round ratios. Server: node:http with keep-alive in a separate process.',
+        'POST (d) sends the same pre-serialised 64 KiB JSON string with every client and parses the ~1 KiB JSON reply.',
+        ...missing.map((line) => `**${line}.**`)
+    ].join('\n');
+    return {
+        title: 'client',
+        markdown: `${ratioTable}\n\n${targetTable}\n\n${detailTable}\n\n${note}`,
+        failures: targets.filter(([, value, atLeast]) => Number.isFinite(value) && value < atLeast).length
+    };
+}
