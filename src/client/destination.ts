@@ -34,6 +34,17 @@ export function destinationOf(url: URL): Destination {
     };
 }
 
+/** The credentials are sent decoded in the `authorization` header: a malformed escape cannot be. */
+function hasDecodableCredentials(url: URL): boolean {
+    try {
+        decodeURIComponent(url.username);
+        decodeURIComponent(url.password);
+        return true;
+    } catch {
+        return false;
+    }
+}
+
 /** Resolves the request URI (against `baseUrl` when given) or explains why it cannot be used. */
 export function resolveUri(uri: unknown, baseUrl: string | undefined): URL | HttpError {
     if (baseUrl !== undefined && typeof uri !== 'string') {
@@ -59,6 +70,10 @@ export function resolveUri(uri: unknown, baseUrl: string | undefined): URL | Htt
         return invalidOption(`Request uri must use http: or https:, got ${url.protocol}`);
     }
 
+    if (!hasDecodableCredentials(url)) {
+        return invalidOption('Request uri has a user name or password that is not valid percent-encoding');
+    }
+
     return url;
 }
 
@@ -67,8 +82,8 @@ const cache = new Map<string, Destination>();
 const cacheLimit = 1000;
 
 /**
- * The destination of a string URI, parsed once and then served from a bounded cache. Only for
- * clients without events: with events every hop needs its own `URL` object for the listeners.
+ * The destination of a string URI, parsed once and then served from a bounded cache. With events
+ * each hop still gets its own `URL` object for the listeners, made from the cached `href`.
  */
 export function cachedDestination(uri: string, baseUrl: string | undefined): Destination | HttpError {
     const key = baseUrl === undefined ? uri : `${baseUrl}\n${uri}`;

@@ -121,9 +121,7 @@ export class RequestFlow {
         const merged = mergeOptions(defaults, options ?? undefined);
         this.events = observedEmitter(this.context.events);
         const target =
-            this.events === undefined && typeof uri === 'string'
-                ? cachedDestination(uri, merged.baseUrl)
-                : resolveUri(uri, merged.baseUrl);
+            typeof uri === 'string' ? cachedDestination(uri, merged.baseUrl) : resolveUri(uri, merged.baseUrl);
         if (target instanceof Error) {
             this.fail(target);
             return;
@@ -166,7 +164,7 @@ export class RequestFlow {
         }
     }
 
-    /** One request: `target` is a URL, or with no events possibly a cached destination. */
+    /** One request: `target` is a URL (a `URL` argument, a redirect) or the cached destination of a string URI. */
     private startHop(method: string, target: URL | Destination, options: EffectiveOptions): void {
         let payload = preparePayload(options.payload, options.headers);
         let headers = options.headers;
@@ -204,7 +202,8 @@ export class RequestFlow {
                     payload = preparePayload(options.payload, headers);
                 }
 
-                destination = destinationOf(uri);
+                // Listeners rarely touch the URL: when its href is unchanged, so is the destination made from it.
+                destination = !(target instanceof URL) && uri.href === target.href ? target : destinationOf(uri);
             }
 
             this.destination = destination;

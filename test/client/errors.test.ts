@@ -187,6 +187,16 @@ describe('7. Errors', () => {
             ['uri type', () => ['GET', 42, {}], /uri must be a string or a URL/],
             ['uri', () => ['GET', 'not a url', {}], /Request uri "not a url" is not a valid URL/],
             ['uri protocol', () => ['GET', 'ftp://host/file', {}], /must use http: or https:/],
+            [
+                'uri credentials',
+                () => ['GET', 'http://%E0%A4%A@127.0.0.1/', {}],
+                /user name or password that is not valid percent-encoding/
+            ],
+            [
+                'uri credentials in a URL',
+                () => ['GET', new URL('http://u:%E0%A4%A@127.0.0.1/'), {}],
+                /user name or password that is not valid percent-encoding/
+            ],
             ['baseUrl with a URL', () => ['GET', new URL(url()), { baseUrl: url() }], /Option baseUrl requires/],
             ['baseUrl invalid', () => ['GET', 'x', { baseUrl: 'nope' }], /against baseUrl "nope"/],
             ['baseUrl type', () => ['GET', 'x', { baseUrl: 5 }], /Option baseUrl must be a string/],
