@@ -155,10 +155,12 @@ export class RequestFlow {
     /** The AbortSignal listener (an object listener, so no closure per request). */
     handleEvent(): void {
         const err = aborted(this.signal!, 'request');
-        if (this.hopEnded || this.req === undefined) {
-            // Between hops (in beforeRedirect) or from a preRequest listener: no request to cancel.
-            this.hopEnded = true;
+        if (this.hopEnded) {
+            // Between hops (in beforeRedirect): no hop to report.
             this.fail(err);
+        } else if (this.req === undefined) {
+            // From a preRequest listener: the hop began but no request exists to cancel.
+            this.abandonHop(err);
         } else {
             this.failHop(err);
         }
@@ -211,9 +213,8 @@ export class RequestFlow {
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
-            // bad header): there is no request to report, so no response event either.
-            this.hopEnded = true;
-            this.fail(clientFailure(`Request could not be created: ${(err as Error).message}`, err));
+            // header Node refuses): the hop began, so it still gets its response event, without a request.
+            this.abandonHop(clientFailure(`Request could not be created: ${(err as Error).message}`, err));
             return;
         }
 
@@ -372,12 +373,17 @@ export class RequestFlow {
         }
 
         try {
-            events.emit('response', err, { req: this.req!, res, start: this.start, uri: this.uri! });
+            events.emit('response', err, { req: this.req, res, start: this.start, uri: this.uri! });
         } catch (listenerErr) {
             return clientFailure(`A response event listener threw: ${(listenerErr as Error).message}`, listenerErr);
         }
 
         return undefined;
+    }
+
+    /** The current hop failed before its request existed: report it (listeners saw its preRequest), reject. */
+    private abandonHop(err: HttpError): void {
+        this.fail(this.endHop(err, undefined) ?? err);
     }
 
     /** The current hop failed before a response: cancel it, report it, reject. */

@@ -125,8 +125,11 @@ export interface RequestUri extends URL {
  * The `details` argument of the `response` event.
  */
 export interface ResponseDetails {
-    /** The request of this hop. */
-    req: ClientRequest;
+    /**
+     * The request of this hop; undefined only when none could be created after `preRequest` (a
+     * `preRequest` listener threw, aborted the signal, or set a header Node refuses).
+     */
+    req: ClientRequest | undefined;
     /** The response (headers received), or undefined when the hop failed before one arrived. */
     res: IncomingMessage | undefined;
     /** `Date.now()` when this hop began (just before `preRequest`). */
@@ -152,9 +155,9 @@ export interface ResponseDetails {
  * limit is reached, the last 3xx hop still gets its `response` event, then the request rejects with 502.
  *
  * Listener errors never crash the process: a throwing `request` or `response` listener fails the
- * request with a 500 (the hop still gets its one `response` event). Only when no request could be
+ * request with a 500 (the hop still gets its one `response` event). When no request could be
  * created after `preRequest` (a `preRequest` listener threw, aborted the signal, or set a header Node
- * refuses) is there no request to report, and so no `response` event for that hop.
+ * refuses), the hop's `response` event still fires, with that error and `req` undefined.
  *
  * The options handed to `http(s).request()` carry the enumerable `Symbol.for('tracewire.client')`
  * (`clientRequestMarker`) so `@opentelemetry/instrumentation-http` can skip these requests.

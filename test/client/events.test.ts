@@ -270,15 +270,46 @@ describe('6. Events', () => {
     });
 
     describe('a throwing listener fails its request without crashing the process', () => {
-        it('preRequest: rejects before any request is made', async () => {
-            const traced = client.defaults({ events: true });
+        it('preRequest: rejects before any request is made, and the hop still gets its response event', async () => {
+            const { traced, log } = recording();
             traced.events!.on('preRequest', () => {
                 throw new Error('listener bug');
             });
-            await expect(traced.get(server.url)).rejects.toMatchObject({
+            const err = await traced.get(server.url).catch((failure: HttpError) => failure);
+            expect(err).toMatchObject({
                 message: 'Request could not be created: listener bug',
                 output: { statusCode: 500 }
             });
+            const responses = log.filter((entry) => entry[0] === 'response');
+            expect(responses).toHaveLength(1);
+            const [, reported, details] = responses[0] as ['response', HttpError, ResponseDetails];
+            expect(reported).toBe(err);
+            expect(details.req).toBeUndefined();
+            expect(details.res).toBeUndefined();
+            expect(details.uri).toBe(log[0]![1]);
+        });
+
+        it('preRequest: a header Node refuses fails the hop, reported once without a request', async () => {
+            const { traced, log } = recording();
+            traced.events!.on('preRequest', (uri) => {
+                uri.headers['x-bad'] = 'a\r\nb';
+            });
+            await expect(traced.get(server.url)).rejects.toThrow(/Request could not be created/);
+            expect(log.map(([name]) => name)).toEqual(['preRequest', 'response']);
+            expect((log[1] as ['response', HttpError, ResponseDetails])[2].req).toBeUndefined();
+        });
+
+        it('preRequest: aborting the signal cancels the hop, reported once with the abort', async () => {
+            const { traced, log } = recording();
+            const controller = new AbortController();
+            traced.events!.on('preRequest', () => controller.abort());
+            await expect(traced.get(server.url, { signal: controller.signal })).rejects.toThrow(
+                'Client request aborted'
+            );
+            expect(log.map(([name]) => name)).toEqual(['preRequest', 'response']);
+            const [, reported, details] = log[1] as ['response', HttpError, ResponseDetails];
+            expect((reported.data as Error).name).toBe('AbortError');
+            expect(details.req).toBeUndefined();
         });
 
         it('request: the request is cancelled and still reported', async () => {

@@ -204,6 +204,26 @@ describe('client spans: errors', () => {
     });
 });
 
+describe('client spans: a hop whose request could not be created', () => {
+    it('is still ended once, as an ERROR, when a later preRequest listener makes the request impossible', async () => {
+        const breakRequest = (uri: { headers: Record<string, unknown> }) => {
+            uri.headers['x-bad'] = 'a\r\nb';
+        };
+        traced.events!.on('preRequest', breakRequest);
+        try {
+            const err = await rejection(traced.get(`${base}/ok`));
+            expect(err.message).toMatch(/Request could not be created/);
+        } finally {
+            traced.events!.off('preRequest', breakRequest);
+        }
+
+        const span = onlySpan();
+        expect(span.ended).toBe(true);
+        expect(span.status.code).toBe(SpanStatusCode.ERROR);
+        expect(received).toHaveLength(0);
+    });
+});
+
 describe('client spans: redirects', () => {
     it('each hop of a 2-hop redirect is its own span with its own status', async () => {
         const tracer = otel.tracerProvider.getTracer('test');
