@@ -18,6 +18,8 @@ export class EtagCache {
     readonly #tags = new Map<string, string>();
     /** Requests arriving while a file is hashed share the one read of it. */
     readonly #pending = new Map<string, Promise<string>>();
+    /** The key at the young end already, which a run of requests for one file need not move again. */
+    #youngest: string | null = null;
 
     constructor(maxSize: number) {
         this.#maxSize = maxSize;
@@ -28,7 +30,16 @@ export class EtagCache {
     }
 
     /** The ETag of the file at `path` per `method`, or null when `method` is false. */
-    async tag(method: EtagMethod, path: string, stats: Stats): Promise<string | null> {
+    tag(method: EtagMethod, path: string, stats: Stats): Promise<string | null> {
+        const known = this.known(method, path, stats);
+        return known === undefined ? this.#hash(keyOf(path, stats), path) : Promise.resolve(known);
+    }
+
+    /**
+     * The ETag when it is known without reading the file, else undefined. Most requests hit the
+     * cache, and answering them synchronously spares a promise and a turn of the microtask queue.
+     */
+    known(method: EtagMethod, path: string, stats: Stats): string | null | undefined {
         if (method === 'simple') {
             return simpleTag(stats);
         }
@@ -37,15 +48,19 @@ export class EtagCache {
             return null;
         }
 
-        const key = `${path}\0${stats.size}\0${stats.mtimeMs}\0${stats.ino}`;
+        const key = keyOf(path, stats);
         const cached = this.#tags.get(key);
-        if (cached !== undefined) {
+        if (cached !== undefined && key !== this.#youngest) {
             // Re-inserting moves the entry to the young end of the Map's insertion order.
             this.#tags.delete(key);
             this.#tags.set(key, cached);
-            return cached;
+            this.#youngest = key;
         }
 
+        return cached;
+    }
+
+    #hash(key: string, path: string): Promise<string> {
         const pending = this.#pending.get(key);
         if (pending) {
             return pending;
@@ -72,11 +87,17 @@ export class EtagCache {
         }
 
         this.#tags.set(key, tag);
+        this.#youngest = key;
         if (this.#tags.size > this.#maxSize) {
             const oldest = this.#tags.keys().next().value as string;
             this.#tags.delete(oldest);
         }
     }
+}
+
+/** A file's identity: a changed size, mtime or inode means new contents. */
+function keyOf(path: string, stats: Stats): string {
+    return `${path}\0${stats.size}\0${stats.mtimeMs}\0${stats.ino}`;
 }
 
 /** Size and modification time in hex: cheap, and stable as long as one server serves the file. */

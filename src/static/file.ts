@@ -19,8 +19,12 @@ import type { FileOptions } from './types.js';
 
 /** Files up to this size are read into one Buffer: cheaper than a stream for the many small assets. */
 const bufferedFileLimit = 64 * 1024;
-/** Chunk size of streamed files: few reads per file, yet memory stays flat however large the file. */
-const streamChunkSize = 64 * 1024;
+/**
+ * Chunk size of streamed files. Each chunk costs a thread-pool read and a socket write, so larger is
+ * faster (measured on 10 MiB files against inert: 64 KiB 1.0x, 256 KiB 1.3x, 1 MiB 1.55x), but every
+ * response in flight holds a chunk or two: with a thousand slow clients 1 MiB would pin gigabytes.
+ */
+const streamChunkSize = 256 * 1024;
 const emptyBody = Buffer.alloc(0);
 /** Bounds the caches keyed by configuration-derived strings, should a path function invent many. */
 const lookupCacheLimit = 1000;
@@ -44,6 +48,7 @@ export class StaticState {
     /** A confine root's real path is resolved once: the root itself may be a symlink. */
     readonly #realRoots = new Map<string, string>();
     readonly #contentTypes = new Map<string, string>();
+    readonly #httpDates = new Map<number, string>();
 
     constructor(etagsCacheMaxSize: number) {
         this.etags = new EtagCache(etagsCacheMaxSize);
@@ -62,6 +67,22 @@ export class StaticState {
         }
 
         return resolved;
+    }
+
+    /** An HTTP date (`last-modified`) for a modification time; formatting a Date costs more than a lookup. */
+    httpDate(mtimeMs: number): string {
+        let date = this.#httpDates.get(mtimeMs);
+        if (date === undefined) {
+            if (this.#httpDates.size >= lookupCacheLimit) {
+                this.#httpDates.clear();
+            }
+
+            // Rounded as Node rounds `stats.mtime`, which a fraction past .9995 s carries into the next second.
+            date = new Date(Math.round(mtimeMs)).toUTCString();
+            this.#httpDates.set(mtimeMs, date);
+        }
+
+        return date;
     }
 
     /** The content type of a file name by its extension, with a charset for text types. */
@@ -391,29 +412,45 @@ export function createFileResponse(
     const source: FileSource = { path, confineDir, settings, state, file: found, offset: 0, length: 0 };
     return request.generateResponse(source, {
         variety: 'file',
-        prepare: prepareFileResponse,
+        // hapi awaits what prepare returns, so a response returned synchronously is as good as a promise.
+        prepare: prepareFileResponse as (response: ResponseObject) => Promise<ResponseObject>,
         marshal: marshalFileResponse,
         close: closeFileResponse
     });
 }
 
-async function prepareFileResponse(response: ResponseObject): Promise<ResponseObject> {
+/**
+ * Synchronous unless a file must be hashed: a cached ETag answers most requests without the promise
+ * and microtask turns of an async function. Failures still reach hapi as a rejection, as before.
+ */
+function prepareFileResponse(response: ResponseObject): ResponseObject | Promise<ResponseObject> {
     const source = response.source as FileSource;
+    let pending: Promise<void> | undefined;
     try {
-        await prepareHeaders(response, source);
+        pending = prepareHeaders(response, source);
     } catch (err) {
         releaseFile(source.file);
-        throw err;
+        return Promise.reject(err);
     }
 
-    return response;
+    if (pending === undefined) {
+        return response;
+    }
+
+    return pending.then(
+        () => response,
+        (err: unknown) => {
+            releaseFile(source.file);
+            throw err;
+        }
+    );
 }
 
-async function prepareHeaders(response: ResponseObject, source: FileSource): Promise<void> {
+function prepareHeaders(response: ResponseObject, source: FileSource): Promise<void> | undefined {
     const request = requestOf(response);
     const { settings, state } = source;
     const withBody = needsBody(request);
-    let file = source.file ?? findFile(state, request, source.path, source.confineDir, settings, withBody);
+    const file = source.file ?? findFile(state, request, source.path, source.confineDir, settings, withBody);
     source.file = file;
     assertRegularFile(file, source.path);
 
@@ -425,7 +462,22 @@ async function prepareHeaders(response: ResponseObject, source: FileSource): Pro
     // A status set before prepare (an error page sent with `.code(404)`) is not the resource itself:
     // no validators, no 304 and no ranges for it.
     const isResource = response.statusCode === 200;
-    let etag = isResource ? await entityTag(state, settings, file) : null;
+    const etag = isResource ? entityTag(state, settings, file) : null;
+    return etag instanceof Promise
+        ? etag.then((tag) => answerConditions(response, source, file, tag))
+        : answerConditions(response, source, file, etag);
+}
+
+/** Answers 304 or 412 from metadata when the conditions allow; otherwise goes on to describe the body. */
+function answerConditions(
+    response: ResponseObject,
+    source: FileSource,
+    file: FoundFile,
+    etag: string | null
+): Promise<void> | undefined {
+    const request = requestOf(response);
+    const { settings, state } = source;
+    const isResource = response.statusCode === 200;
     if (isResource && hasPreconditions(request)) {
         const outcome = evaluatePreconditions(request, etag, file.stats.mtimeMs);
         if (outcome === 'precondition-failed') {
@@ -433,23 +485,38 @@ async function prepareHeaders(response: ResponseObject, source: FileSource): Pro
         }
 
         if (outcome === 'not-modified') {
-            setValidators(response, file, etag);
+            setValidators(response, state, file, etag);
             response.code(304);
             releaseFile(file);
-            return;
+            return undefined;
         }
     }
 
     if (file.fd === null && request.method !== 'head') {
         // The conditions did not spare the body after all: open the file and describe what is sent.
-        file = findFile(state, request, source.path, source.confineDir, settings, true);
-        source.file = file;
-        assertRegularFile(file, source.path);
-        etag = isResource ? await entityTag(state, settings, file) : null;
+        const opened = findFile(state, request, source.path, source.confineDir, settings, true);
+        source.file = opened;
+        assertRegularFile(opened, source.path);
+        const tag = isResource ? entityTag(state, settings, opened) : null;
+        if (tag instanceof Promise) {
+            return tag.then((known) => describeBody(response, source, opened, known));
+        }
+
+        describeBody(response, source, opened, tag);
+        return undefined;
     }
 
+    describeBody(response, source, file, etag);
+    return undefined;
+}
+
+/** Sets the validators, length, type, disposition, encoding and range of the bytes to send. */
+function describeBody(response: ResponseObject, source: FileSource, file: FoundFile, etag: string | null): void {
+    const request = requestOf(response);
+    const { settings, state } = source;
+    const isResource = response.statusCode === 200;
     if (isResource) {
-        setValidators(response, file, etag);
+        setValidators(response, state, file, etag);
     }
 
     const size = file.stats.size;
@@ -489,17 +556,23 @@ function assertRegularFile(file: FoundFile, path: string): void {
     }
 }
 
-function entityTag(state: StaticState, settings: FileSettings, file: FoundFile): Promise<string | null> {
-    return state.etags.tag(settings.etagMethod, file.path, file.stats);
+/** Synchronous when the tag is known: only a file not hashed yet costs an await. */
+function entityTag(
+    state: StaticState,
+    settings: FileSettings,
+    file: FoundFile
+): string | null | Promise<string | null> {
+    const known = state.etags.known(settings.etagMethod, file.path, file.stats);
+    return known === undefined ? state.etags.tag(settings.etagMethod, file.path, file.stats) : known;
 }
 
-function setValidators(response: ResponseObject, file: FoundFile, etag: string | null): void {
+function setValidators(response: ResponseObject, state: StaticState, file: FoundFile, etag: string | null): void {
     if (etag !== null) {
         // A pre-compressed variant has its own tag; hapi suffixes the tag of a body it compresses itself.
         response.etag(etag, { weak: false, vary: file.encoding === null });
     }
 
-    response.header('last-modified', file.stats.mtime.toUTCString());
+    response.header('last-modified', state.httpDate(file.stats.mtimeMs));
 }
 
 function hasPreconditions(request: Request): boolean {

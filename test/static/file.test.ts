@@ -394,6 +394,20 @@ describe('1.3 response headers: content-type, last-modified, etag, content-lengt
         expect(res.headers.etag).toMatch(/^"[0-9a-f]{40}"$/);
     });
 
+    it('last-modified rounds a modification time within half a millisecond of a second up, as stats.mtime does', async () => {
+        const path = join(fixture.root, 'rounded-mtime.txt');
+        Fs.writeFileSync(path, 'rounded');
+        try {
+            Fs.utimesSync(path, 1700000000.9997, 1700000000.9997);
+            const server = await serverWithFileRoute('rounded-mtime.txt');
+            const res = await server.inject('/');
+            expect(res.headers['last-modified']).toBe(Fs.statSync(path).mtime.toUTCString());
+            expect(res.headers['last-modified']).toBe('Tue, 14 Nov 2023 22:13:21 GMT');
+        } finally {
+            Fs.rmSync(path);
+        }
+    });
+
     it('derives the content type from the extension, octet-stream when unknown', async () => {
         const server = await serverWithFileRoute((request) => `${request.params.p}`);
         expect((await server.inject('/data.json')).headers['content-type']).toBe('application/json; charset=utf-8');
