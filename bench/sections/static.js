@@ -99,9 +99,12 @@ async function load(url, headers, seconds, benchCase) {
     // autocannon counts the bytes of completed responses only, and 32 connections × 10 MiB complete in
     // waves seconds apart: a timed sample would count 0, 32 or 64 of them. So the 10 MiB case times
     // one whole wave instead, each connection fetching the file once.
-    const limit = benchCase.perByte ? { amount: connections } : { duration: seconds };
+    // autocannon notices that `amount` is reached only on its sampling tick (1 s by default), so its
+    // own start/finish would round the wave up to whole seconds: a 10 ms tick and the wall clock instead.
+    const limit = benchCase.perByte ? { amount: connections, sampleInt: 10 } : { duration: seconds };
+    const started = performance.now();
     const result = await autocannon({ url, headers, connections, pipelining: 1, ...limit });
-    const elapsed = (result.finish - result.start) / 1000;
+    const elapsed = benchCase.perByte ? (performance.now() - started) / 1000 : (result.finish - result.start) / 1000;
     const expected = result.statusCodeStats[benchCase.status]?.count ?? 0;
     const unexpected = result.requests.total - expected + result.errors + result.timeouts;
     const rate = benchCase.perByte ? result.throughput.total / 1024 / 1024 / elapsed : result.requests.total / elapsed;
