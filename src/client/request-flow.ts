@@ -88,7 +88,11 @@ export class RequestFlow {
     private method = '';
     private options!: EffectiveOptions;
     private start = 0;
+    // The caller's `timeout` bounds this whole request, redirects and beforeRedirect included: one
+    // timer per flow (not per hop), so each hop gets what is left of it. A caller that runs several
+    // flows (retries) gives each its own.
     private timer: NodeJS.Timeout | undefined;
+    private timeoutMs = 0;
     private hopEnded = true;
     private redirectCount = 0;
 
@@ -236,7 +240,9 @@ export class RequestFlow {
         this.firstReq ??= req;
         req.on('response', onResponse);
         req.on('error', onRequestError);
-        if (options.timeout) {
+        if (options.timeout && this.timer === undefined) {
+            // Armed by the first hop with a timeout (after preRequest, which may set it), then left running.
+            this.timeoutMs = options.timeout;
             this.timer = setTimeout(onTimeout, options.timeout, this);
         }
 
@@ -396,13 +402,11 @@ export class RequestFlow {
     }
 
     /**
-     * Ends the current hop: stops its timer and emits its one `response` event. A throwing listener
+     * Ends the current hop: emits its one `response` event. A throwing listener
      * must not crash the process from inside a socket callback: its error is returned to fail the request.
      */
     private endHop(err: HttpError | undefined, res: IncomingMessage | undefined): HttpError | undefined {
         this.hopEnded = true;
-        clearTimeout(this.timer);
-        this.timer = undefined;
         const events = this.events;
         if (events === undefined) {
             return undefined;
@@ -446,6 +450,7 @@ export class RequestFlow {
 
     private settle(): void {
         this.settled = true;
+        clearTimeout(this.timer);
         this.signal?.removeEventListener('abort', this);
         // A send under way carries on to its end; only the copy and the error listener go.
         this.replay?.dispose();
@@ -456,9 +461,15 @@ export class RequestFlow {
         return req === this.req && !this.hopEnded;
     }
 
-    /** The request `timeout` elapsed before the response headers arrived. */
+    /** The request `timeout` elapsed before the response headers of the last hop arrived. */
     timeout(): void {
-        this.failHop(requestTimeout(this.options.timeout as number));
+        const err = requestTimeout(this.timeoutMs);
+        if (this.hopEnded) {
+            // Between hops (waiting for beforeRedirect): no hop to report.
+            this.fail(err);
+        } else {
+            this.failHop(err);
+        }
     }
 }
 

@@ -54,7 +54,10 @@ export interface RequestOptions {
     secureProtocol?: string;
     /** UNIX socket to connect to instead of the URI's host and port. */
     socketPath?: string;
-    /** Milliseconds to wait for the response headers, per hop (each redirect restarts it), before a 504. Default 0: no limit. */
+    /**
+     * Milliseconds to wait for the response headers before a 504. It bounds the whole request:
+     * redirects and `beforeRedirect` included, each hop gets what is left. Default 0: no limit.
+     */
     timeout?: number;
     lookup?: LookupFunction;
     family?: 4 | 6;
