@@ -15,6 +15,7 @@ import {
 } from './file.js';
 import { readDirectory } from './fs.js';
 import { listingResponse } from './listing.js';
+import { sameOriginPath } from './same-origin-path.js';
 import type { DirectoryHandlerOptions, DirectoryPathFunction } from './types.js';
 
 /** The 2.8 options with defaults applied and values checked once, when the route is added. */
@@ -183,7 +184,13 @@ async function serveFromRoot(
         !pathname.endsWith('/') &&
         request.server.settings.router?.stripTrailingSlash !== true
     ) {
-        return h.redirect(`${pathname}/${request.url.search}`);
+        // The location echoes the request path: one a browser could read as another host is no redirect.
+        const location = sameOriginPath(pathname);
+        if (location === null) {
+            throw notFound(null, { path });
+        }
+
+        return h.redirect(`${location}/${request.url.search}`);
     }
 
     for (const name of settings.index) {
@@ -200,7 +207,13 @@ async function serveFromRoot(
 
     const entries = await readDirectory(path);
     const visible = settings.showHidden ? entries : entries.filter((entry) => !entry.name.startsWith('.'));
-    return listingResponse(request, h, requested.replace(/\/+$/, ''), visible);
+    // The listing's links are built on the request path, so they face the same rule as a redirect.
+    const base = sameOriginPath(pathname);
+    if (base === null) {
+        throw notFound(null, { path });
+    }
+
+    return listingResponse(request, h, base, requested.replace(/\/+$/, ''), visible);
 }
 
 /** The requested path, or when it is missing the same path plus `defaultExtension`. */
