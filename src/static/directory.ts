@@ -1,21 +1,14 @@
 import * as Path from 'node:path';
 import type { Lifecycle, Request, RequestRoute, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { forbidden, isHttpError, notFound } from '../errors/index.js';
-import {
-    assertOption,
-    createFileResponse,
-    type FileSettings,
-    type FoundFile,
-    findFile,
-    isWithin,
-    needsBody,
-    normalizeFileOptions,
-    releaseFile,
-    type StaticState
-} from './file.js';
+import { createFileResponse } from './file.js';
+import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
+import { type FoundFile, findFile, isWithin, releaseFile } from './find-file.js';
 import { readDirectory } from './fs.js';
 import { listingResponse } from './listing.js';
+import { needsBody } from './preconditions.js';
 import { sameOriginPath } from './same-origin-path.js';
+import type { StaticState } from './state.js';
 import type { DirectoryHandlerOptions, DirectoryPathFunction } from './types.js';
 
 /** The 2.8 options with defaults applied and values checked once, when the route is added. */
