@@ -4,7 +4,7 @@ import { EventEmitter } from 'eventemitter3';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { responseError } from './errors.js';
-import { assertDefaults, copyHeaders, type StoredDefaults } from './options.js';
+import { assertDefaults, copyHeaders, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
 import { readPayload } from './read.js';
 import { type ClientContext, RequestFlow } from './request-flow.js';
@@ -50,7 +50,7 @@ export class Client implements ClientContext {
      */
     defaults(options: DefaultsOptions): Client {
         assertDefaults(options);
-        const { agents, events, ...rest } = options;
+        const { agents, events, ...rest } = withoutUnset(options);
         if (agents !== undefined) {
             assertAgents(agents);
         }
@@ -78,7 +78,7 @@ export class Client implements ClientContext {
     /** Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2). */
     read<T = unknown>(res: IncomingMessage, options?: ReadOptions | null): Promise<T> {
         const defaults = this.#defaults;
-        const effective = defaults === undefined ? options : { ...defaults, ...options };
+        const effective = defaults === undefined ? options : { ...defaults, ...withoutUnset(options) };
         return readPayload(res, effective) as Promise<T>;
     }
 
@@ -123,7 +123,7 @@ export class Client implements ClientContext {
         const defaults = this.#defaults;
         const payload = (await readPayload(
             res,
-            defaults === undefined ? options : { ...defaults, ...options },
+            defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
             true
         )) as T;
         const statusCode = res.statusCode as number;

@@ -12,8 +12,8 @@ import {
     payloadTooLarge,
     readTimeout
 } from './errors.js';
-import { checkOptions } from './options.js';
-import type { ReadOptions } from './types.js';
+import { checkOptions, withoutUnset } from './options.js';
+import type { ReadOptions, WithoutNull } from './types.js';
 
 // The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
 const readerOf = Symbol('tracewire.payloadReader');
@@ -37,7 +37,7 @@ export function readPayload(
             return;
         }
 
-        new PayloadReader(res, options ?? {}, resolve, reject);
+        new PayloadReader(res, withoutUnset(options) ?? {}, resolve, reject);
     });
 }
 
@@ -78,7 +78,7 @@ class PayloadReader {
 
     constructor(
         private readonly res: IncomingMessage,
-        private readonly options: ReadOptions,
+        private readonly options: WithoutNull<ReadOptions>,
         private readonly resolve: (payload: unknown) => void,
         private readonly reject: (err: HttpError) => void
     ) {
