@@ -6,7 +6,7 @@ import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { responseError } from './errors.js';
 import { assertDefaults, copyHeaders, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
-import { readPayload } from './read.js';
+import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow } from './request-flow.js';
 import type {
     Agents,
@@ -75,8 +75,12 @@ export class Client implements ClientContext {
         return promise;
     }
 
-    /** Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2). */
-    read<T = unknown>(res: IncomingMessage, options?: ReadOptions | null): Promise<T> {
+    /**
+     * Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2).
+     * Any readable stream works (a hapi request's raw body, a file, `toReadableStream()`); its
+     * `headers`, when it has them, tell the content-type and content-encoding.
+     */
+    read<T = unknown>(res: ReadableSource, options?: ReadOptions | null): Promise<T> {
         const defaults = this.#defaults;
         const effective = defaults === undefined ? options : { ...defaults, ...withoutUnset(options) };
         return readPayload(res, effective) as Promise<T>;
