@@ -4,9 +4,9 @@ import { EventEmitter } from 'eventemitter3';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { responseError } from './errors.js';
-import { assertDefaults, copyHeaders, type StoredDefaults } from './options.js';
+import { assertDefaults, copyHeaders, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
-import { readPayload } from './read.js';
+import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow } from './request-flow.js';
 import type {
     Agents,
@@ -50,7 +50,7 @@ export class Client implements ClientContext {
      */
     defaults(options: DefaultsOptions): Client {
         assertDefaults(options);
-        const { agents, events, ...rest } = options;
+        const { agents, events, ...rest } = withoutUnset(options);
         if (agents !== undefined) {
             assertAgents(agents);
         }
@@ -75,10 +75,14 @@ export class Client implements ClientContext {
         return promise;
     }
 
-    /** Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2). */
-    read<T = unknown>(res: IncomingMessage, options?: ReadOptions | null): Promise<T> {
+    /**
+     * Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2).
+     * Any readable stream works (a hapi request's raw body, a file, `toReadableStream()`); its
+     * `headers`, when it has them, tell the content-type and content-encoding.
+     */
+    read<T = unknown>(res: ReadableSource, options?: ReadOptions | null): Promise<T> {
         const defaults = this.#defaults;
-        const effective = defaults === undefined ? options : { ...defaults, ...options };
+        const effective = defaults === undefined ? options : { ...defaults, ...withoutUnset(options) };
         return readPayload(res, effective) as Promise<T>;
     }
 
@@ -123,7 +127,7 @@ export class Client implements ClientContext {
         const defaults = this.#defaults;
         const payload = (await readPayload(
             res,
-            defaults === undefined ? options : { ...defaults, ...options },
+            defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
             true
         )) as T;
         const statusCode = res.statusCode as number;

@@ -233,8 +233,7 @@ describe('7. Errors', () => {
             ['timeout type', () => ['GET', url(), { timeout: '5' }], /Option timeout/],
             ['family', () => ['GET', url(), { family: 5 }], /Option family must be 4 or 6/],
             ['hints', () => ['GET', url(), { hints: 1.5 }], /Option hints must be an integer/],
-            ['signal', () => ['GET', url(), { signal: {} }], /Option signal must be an AbortSignal/],
-            ['agent null', () => ['GET', url(), { agent: null }], /Option agent/]
+            ['signal', () => ['GET', url(), { signal: {} }], /Option signal must be an AbortSignal/]
         ];
 
         for (const [name, make, message] of cases) {
