@@ -1,20 +1,14 @@
 import * as Path from 'node:path';
 import type { Lifecycle, Request, RequestRoute, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { forbidden, isHttpError, notFound } from '../errors/index.js';
-import {
-    assertOption,
-    createFileResponse,
-    type FileSettings,
-    type FoundFile,
-    findFile,
-    isWithin,
-    needsBody,
-    normalizeFileOptions,
-    releaseFile,
-    type StaticState
-} from './file.js';
+import { createFileResponse } from './file.js';
+import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
+import { type FoundFile, findFile, isWithin, releaseFile } from './find-file.js';
 import { readDirectory } from './fs.js';
 import { listingResponse } from './listing.js';
+import { needsBody } from './preconditions.js';
+import { sameOriginPath } from './same-origin-path.js';
+import type { StaticState } from './state.js';
 import type { DirectoryHandlerOptions, DirectoryPathFunction } from './types.js';
 
 /** The 2.8 options with defaults applied and values checked once, when the route is added. */
@@ -183,7 +177,13 @@ async function serveFromRoot(
         !pathname.endsWith('/') &&
         request.server.settings.router?.stripTrailingSlash !== true
     ) {
-        return h.redirect(`${pathname}/${request.url.search}`);
+        // The location echoes the request path: one a browser could read as another host is no redirect.
+        const location = sameOriginPath(pathname);
+        if (location === null) {
+            throw notFound(null, { path });
+        }
+
+        return h.redirect(`${location}/${request.url.search}`);
     }
 
     for (const name of settings.index) {
@@ -200,7 +200,13 @@ async function serveFromRoot(
 
     const entries = await readDirectory(path);
     const visible = settings.showHidden ? entries : entries.filter((entry) => !entry.name.startsWith('.'));
-    return listingResponse(request, h, requested.replace(/\/+$/, ''), visible);
+    // The listing's links are built on the request path, so they face the same rule as a redirect.
+    const base = sameOriginPath(pathname);
+    if (base === null) {
+        throw notFound(null, { path });
+    }
+
+    return listingResponse(request, h, base, requested.replace(/\/+$/, ''), visible);
 }
 
 /** The requested path, or when it is missing the same path plus `defaultExtension`. */

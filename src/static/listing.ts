@@ -12,18 +12,20 @@ export interface ListingEntry {
 
 /**
  * The listing of a directory: HTML for browsers, JSON (name, type, size, mtime of each entry) for a
- * client that prefers `application/json`. `entries` are already filtered of hidden names.
+ * client that prefers `application/json`. `basePath` is the request path made safe for links
+ * (`sameOriginPath`); `entries` are already filtered of hidden names.
  */
 export function listingResponse(
     request: Request,
     h: ResponseToolkit,
+    basePath: string,
     displayPath: string,
     entries: DirectoryEntry[]
 ): ResponseObject {
     const sorted = [...entries].sort(compareEntries);
     const response = prefersJson(typeof request.headers.accept === 'string' ? request.headers.accept : undefined)
         ? h.response(sorted.map(toListingEntry))
-        : h.response(renderHtml(request, displayPath, sorted)).type('text/html; charset=utf-8');
+        : h.response(renderHtml(basePath, displayPath, sorted)).type('text/html; charset=utf-8');
     return response.vary('accept');
 }
 
@@ -46,10 +48,9 @@ function toListingEntry(entry: DirectoryEntry): ListingEntry {
     };
 }
 
-function renderHtml(request: Request, displayPath: string, entries: DirectoryEntry[]): string {
+function renderHtml(basePath: string, displayPath: string, entries: DirectoryEntry[]): string {
     // Links are absolute so they work whether or not the request path ends with a slash.
-    const pathname = request.url.pathname;
-    const base = pathname.endsWith('/') ? pathname : `${pathname}/`;
+    const base = basePath.endsWith('/') ? basePath : `${basePath}/`;
     const title = escapeHtml(`/${displayPath}`);
     const items = entries.map((entry) => {
         const suffix = entry.isDirectory ? '/' : '';

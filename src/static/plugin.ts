@@ -1,15 +1,10 @@
 import type { Lifecycle, NamedPlugin, RequestRoute, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import { createDirectoryHandler } from './directory.js';
 import { annotateErrorSpan } from './error-span.js';
-import {
-    assertOption,
-    createFileResponse,
-    type FileSettings,
-    normalizeFileOptions,
-    resolveFilePath,
-    respondWithFile,
-    StaticState
-} from './file.js';
+import { createFileResponse, respondWithFile } from './file.js';
+import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
+import { resolveFilePath } from './find-file.js';
+import { StaticState } from './state.js';
 import type { DirectoryHandlerOptions, FileHandler, FileOptions, StaticPluginSettings } from './types.js';
 
 const defaultEtagsCacheMaxSize = 1000;

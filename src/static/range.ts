@@ -1,3 +1,8 @@
+import type { Request } from '@hapi/hapi';
+import { type HttpError, rangeNotSatisfiable } from '../errors/index.js';
+import { ifRangeMatches } from './preconditions.js';
+import { headerOf } from './request-headers.js';
+
 /** An inclusive byte range of a representation, as in `content-range: bytes from-to/size`. */
 export interface ByteRange {
     from: number;
@@ -10,6 +15,39 @@ export interface ByteRange {
  * `'unsatisfiable'` for a 416.
  */
 export type RangeRequest = ByteRange | null | 'unsatisfiable';
+
+/**
+ * The part of a representation of `size` bytes a GET asks for with `range`: one range to send as
+ * a 206, or null for the whole of it (no range, several disjoint ranges, or an `if-range` that no
+ * longer matches, meaning the client's partial copy is stale). A range that cannot be met throws
+ * the 416, with the `content-range` that tells the client the size.
+ */
+export function requestedRange(
+    request: Request,
+    size: number,
+    etag: string | null,
+    mtimeMs: number,
+    path: string
+): ByteRange | null {
+    const header = headerOf(request, 'range');
+    if (request.method !== 'get' || header === undefined) {
+        return null;
+    }
+
+    const ifRange = headerOf(request, 'if-range');
+    if (ifRange !== undefined && !ifRangeMatches(ifRange, etag, mtimeMs)) {
+        return null;
+    }
+
+    const range = parseRange(header, size);
+    if (range === 'unsatisfiable') {
+        const error: HttpError = rangeNotSatisfiable(null, { path });
+        error.output.headers['content-range'] = `bytes */${size}`;
+        throw error;
+    }
+
+    return range;
+}
 
 const rangeHeaderPattern = /^bytes=[\s,]*((?:\d+-\d*|-\d+)(?:\s*,\s*(?:\d+-\d*|-\d+))*)$/i;
 

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tracewire from '../../src/index.js';
 import { formatContentDisposition } from '../../src/static/content-disposition.js';
 import { EtagCache } from '../../src/static/etag.js';
-import { StaticState } from '../../src/static/file.js';
 import { staticFiles } from '../../src/static/index.js';
 import { prefersJson } from '../../src/static/listing.js';
 import { parseRange } from '../../src/static/range.js';
+import { StaticState } from '../../src/static/state.js';
 import { createFixture, type Fixture } from './helpers.js';
 
 let fixture: Fixture;

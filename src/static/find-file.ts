@@ -1,0 +1,197 @@
+import type { Stats } from 'node:fs';
+import * as Path from 'node:path';
+import type { Request } from '@hapi/hapi';
+import { forbidden, isHttpError, notFound } from '../errors/index.js';
+import type { FileSettings } from './file-options.js';
+import { closeFile, hasEntry, openFile, realPath, statFd, statPath } from './fs.js';
+import { headerOf } from './request-headers.js';
+import type { StaticState } from './state.js';
+
+/** A file found on disk: where it really is, its stats and, when a body will be sent, its open descriptor. */
+export interface FoundFile {
+    path: string;
+    stats: Stats;
+    fd: number | null;
+    /** The content encoding of a pre-compressed variant, null for the file itself. */
+    encoding: string | null;
+}
+
+/**
+ * Where a requested path lives and which directory confines it: relative paths resolve against the
+ * confine directory when there is one, else against the route's `files.relativeTo`.
+ */
+export function resolveFilePath(
+    relativeTo: string,
+    path: string,
+    confine: boolean | string
+): { path: string; confineDir: string | null } {
+    const confineDir =
+        confine === false ? null : confine === true ? Path.resolve(relativeTo) : Path.resolve(relativeTo, confine);
+    return { path: Path.resolve(confineDir ?? relativeTo, path), confineDir };
+}
+
+/** True when `path` is `root` or inside it; both must be absolute and normalized. */
+export function isWithin(path: string, root: string): boolean {
+    if (path === root) {
+        return true;
+    }
+
+    return path.startsWith(root.endsWith(Path.sep) ? root : root + Path.sep);
+}
+
+/**
+ * Finds what to send for `path`: the best pre-compressed variant the client accepts when
+ * `lookupCompressed` is on, else the file itself. With a confine directory the check holds for the
+ * real path, so a symlink inside the root that points outside it is refused.
+ */
+export function findFile(
+    state: StaticState,
+    request: Request,
+    path: string,
+    confineDir: string | null,
+    settings: FileSettings,
+    withBody: boolean
+): FoundFile {
+    if (path.includes('\0')) {
+        throw notFound(null, { path });
+    }
+
+    if (confineDir !== null && !isWithin(path, confineDir)) {
+        throw forbidden(null, { path });
+    }
+
+    if (settings.lookupCompressed) {
+        for (const [encoding, extension] of negotiateEncoding(
+            headerOf(request, 'accept-encoding'),
+            settings.lookupMap
+        )) {
+            const variant = findVariant(state, `${path}${extension}`, path, confineDir, encoding, withBody);
+            if (variant) {
+                return variant;
+            }
+        }
+    }
+
+    return inspect(state, path, path, confineDir, null, withBody);
+}
+
+/** A pre-compressed variant when one exists as a regular file; a missing one is no error. */
+function findVariant(
+    state: StaticState,
+    variantPath: string,
+    path: string,
+    confineDir: string | null,
+    encoding: string,
+    withBody: boolean
+): FoundFile | null {
+    // Most files have no variant: a stat that returns undefined spares building and catching a 404.
+    if (!hasEntry(variantPath)) {
+        return null;
+    }
+
+    let variant: FoundFile;
+    try {
+        variant = inspect(state, variantPath, path, confineDir, encoding, withBody);
+    } catch (err) {
+        if (isHttpError(err, 404)) {
+            return null;
+        }
+
+        throw err;
+    }
+
+    if (variant.stats.isFile()) {
+        return variant;
+    }
+
+    releaseFile(variant);
+    return null;
+}
+
+function inspect(
+    state: StaticState,
+    path: string,
+    reportedPath: string,
+    confineDir: string | null,
+    encoding: string | null,
+    withBody: boolean
+): FoundFile {
+    let target = path;
+    try {
+        if (confineDir !== null) {
+            const realRoot = state.realRoot(confineDir);
+            const real = realPath(path);
+            if (!isWithin(real, realRoot)) {
+                throw forbidden(null, { path: reportedPath });
+            }
+
+            // Opening the resolved path means the file read is the file checked.
+            target = real;
+        }
+
+        if (!withBody) {
+            return { path: target, stats: statPath(target), fd: null, encoding };
+        }
+
+        const fd = openFile(target);
+        try {
+            return { path: target, stats: statFd(fd, target), fd, encoding };
+        } catch (err) {
+            closeFile(fd);
+            throw err;
+        }
+    } catch (err) {
+        throw withReportedPath(err, reportedPath);
+    }
+}
+
+/** Errors name the path the user asked for, not the real path behind a symlink (spec 7.6). */
+function withReportedPath(err: unknown, path: string): unknown {
+    if (isHttpError<{ path?: string }>(err) && err.data !== null && typeof err.data === 'object') {
+        err.data.path = path;
+    }
+
+    return err;
+}
+
+export function releaseFile(file: FoundFile | null): void {
+    if (file?.fd != null) {
+        closeFile(file.fd);
+        file.fd = null;
+    }
+}
+
+/**
+ * The encodings of `lookupMap` the client accepts, best first by q-value; equal q-values keep the
+ * order of `lookupMap`. A `*` in `accept-encoding` covers encodings not named.
+ */
+export function negotiateEncoding(
+    header: string | undefined,
+    lookupMap: ReadonlyArray<readonly [string, string]>
+): Array<readonly [string, string]> {
+    if (!header) {
+        return [];
+    }
+
+    const weights = new Map<string, number>();
+    for (const part of header.split(',')) {
+        const [name = '', ...params] = part.split(';');
+        let q = 1;
+        for (const param of params) {
+            const [key, value] = param.split('=');
+            if (key?.trim().toLowerCase() === 'q') {
+                q = Number(value);
+                q = Number.isNaN(q) ? 0 : q;
+            }
+        }
+
+        weights.set(name.trim().toLowerCase(), q);
+    }
+
+    const wildcard = weights.get('*') ?? 0;
+    return lookupMap
+        .map((pair) => ({ pair, q: weights.get(pair[0]) ?? wildcard }))
+        .filter((candidate) => candidate.q > 0)
+        .sort((a, b) => b.q - a.q)
+        .map((candidate) => candidate.pair);
+}
