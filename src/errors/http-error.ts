@@ -63,26 +63,52 @@ export class HttpError<Data = unknown> {
      */
     constructor(messageOrError?: string | Error | null, options: HttpErrorOptions<Data> = {}) {
         if (messageOrError instanceof Error) {
+            const decorated = decorateError(messageOrError, options, options.ctor ?? new.target);
+            recordMaker(decorated, new.target);
             // biome-ignore lint/correctness/noConstructorReturn: spec 2.6, the result is the decorated Error itself
-            return decorateError(messageOrError, options, options.ctor ?? HttpError);
+            return decorated;
         }
 
         const error = buildHttpError<Data>(
             assertStatusCode(options.statusCode ?? 500),
             assertMessage(messageOrError),
             options.data,
-            options.ctor ?? HttpError
+            options.ctor ?? new.target
         );
         if (options.decorate) {
             Object.assign(error, options.decorate);
         }
 
+        recordMaker(error, new.target);
         // biome-ignore lint/correctness/noConstructorReturn: spec 2.6, errors are plain Errors, not class instances
         return error;
     }
 
+    /**
+     * `instanceof HttpError` holds for every HttpError. For a subclass (`class NotFoundError extends
+     * HttpError {}`) it holds for the errors that subclass, or a subclass of it, constructed: the
+     * errors are plain Errors, so the prototype chain cannot tell.
+     */
     static [Symbol.hasInstance](value: unknown): boolean {
-        return isHttpError(value);
+        if (!isHttpError(value)) {
+            return false;
+        }
+
+        if (this === HttpError) {
+            return true;
+        }
+
+        const maker = makers.get(value);
+        return maker !== undefined && (maker === this || Object.prototype.isPrototypeOf.call(this, maker));
+    }
+}
+
+/** The subclass of HttpError that constructed an error; errors of the factories and of HttpError itself have none. */
+const makers = new WeakMap<Error, Function>();
+
+function recordMaker(error: Error, maker: Function): void {
+    if (maker !== HttpError) {
+        makers.set(error, maker);
     }
 }
 

@@ -60,7 +60,9 @@ export function findFile(
         throw forbidden(null, { path });
     }
 
-    if (settings.lookupCompressed) {
+    // A pre-compressed variant stands in for the whole file only: a slice of it (start/end) would be
+    // a slice of the compressed bytes, corrupt content labelled with the encoding.
+    if (settings.lookupCompressed && settings.start === 0 && settings.end === null) {
         for (const [encoding, extension] of negotiateEncoding(
             headerOf(request, 'accept-encoding'),
             settings.lookupMap

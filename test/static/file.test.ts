@@ -352,6 +352,23 @@ describe('2.7 file response options', () => {
             expect(String(res.headers['content-length'])).toBe('5');
         });
 
+        it('with lookupCompressed sends the identity bytes: a compressed variant stands in only for the whole file', async () => {
+            for (const [start, end] of [
+                [10, 29],
+                [0, 99],
+                [5, undefined]
+            ] as const) {
+                const server = await serverWithFileRoute(
+                    { path: 'large.txt', lookupCompressed: true, start, end },
+                    { compression: false }
+                );
+                const res = await server.inject({ url: '/', headers: { 'accept-encoding': 'gzip' } });
+                expect(res.statusCode).toBe(200);
+                expect(res.headers['content-encoding']).toBeUndefined();
+                expect(res.payload).toBe(largeText.slice(start, end === undefined ? undefined : end + 1));
+            }
+        });
+
         it('start alone reads to the end, end beyond the file stops at its end', async () => {
             const server = await serverWithFileRoute({ path: 'hello.txt', start: 7, end: 1000 });
             expect((await server.inject('/')).payload).toBe('world!\n');
