@@ -126,7 +126,9 @@ export class RequestFlow {
         const merged = mergeOptions(defaults, options ?? undefined);
         this.events = observedEmitter(this.context.events);
         const target =
-            typeof uri === 'string' ? cachedDestination(uri, merged.baseUrl) : resolveUri(uri, merged.baseUrl);
+            typeof uri === 'string'
+                ? cachedDestination(uri, merged.baseUrl ?? socketBaseFor(uri, merged.socketPath))
+                : resolveUri(uri, merged.baseUrl);
         if (target instanceof Error) {
             this.fail(target);
             return;
@@ -240,6 +242,7 @@ export class RequestFlow {
         this.firstReq ??= req;
         req.on('response', onResponse);
         req.on('error', onRequestError);
+        req.on('close', onRequestClose);
         if (options.timeout && this.timer === undefined) {
             // Armed by the first hop with a timeout (after preRequest, which may set it), then left running.
             this.timeoutMs = options.timeout;
@@ -481,8 +484,17 @@ function onRequestError(this: FlowRequest, err: Error): void {
     const flow = this[flowOf];
     // Errors after the hop ended (the destroy that follows a timeout or an abort) are already reported.
     if (flow.isCurrent(this)) {
-        flow.failHop(requestError(err));
+        // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
+        flow.failHop(this.aborted ? aborted(undefined, 'request') : requestError(err));
     }
+}
+
+/**
+ * Over a UNIX socket the URI may be a path alone (`/containers/json`, as for the Docker API): it is
+ * then read against `http://localhost`, which is also the `host` header sent.
+ */
+function socketBaseFor(uri: string, socketPath: string | undefined): string | undefined {
+    return socketPath !== undefined && uri.charCodeAt(0) === 47 ? 'http://localhost' : undefined;
 }
 
 function sendStreamPayload(req: ClientRequest): void {
@@ -511,6 +523,14 @@ function whenConnected(req: ClientRequest, callback: (req: ClientRequest) => voi
         socket.once('encrypted' in socket ? 'secureConnect' : 'connect', connected);
         req.once('close', abandoned);
     });
+}
+
+function onRequestClose(this: FlowRequest): void {
+    const flow = this[flowOf];
+    // Closed before a response and without an error: the caller called req.abort() (Node reports no error for it).
+    if (flow.isCurrent(this)) {
+        flow.failHop(aborted(undefined, 'request'));
+    }
 }
 
 function onTimeout(flow: RequestFlow): void {

@@ -182,6 +182,32 @@ describe('2.1 Client request options', () => {
         }
     });
 
+    it('connects through socketPath with a path-only URI, Docker-API style, with host localhost', async () => {
+        const unix = await startUnix(echo);
+        try {
+            const { payload } = await client.get<Echo>('/containers/json?all=1', {
+                socketPath: unix.socketPath,
+                json: true
+            });
+            expect(payload.url).toBe('/containers/json?all=1');
+            expect(payload.headers.host).toBe('localhost');
+            const res = await client.request('POST', '/v1/build', { socketPath: unix.socketPath, payload: 'x' });
+            expect(JSON.parse((await client.read<Buffer>(res)).toString())).toMatchObject({
+                method: 'POST',
+                url: '/v1/build',
+                payload: 'x'
+            });
+        } finally {
+            await unix.close();
+        }
+    });
+
+    it('a path-only URI without socketPath or baseUrl is refused, naming the URI', async () => {
+        await expect(client.get('/containers/json')).rejects.toThrow(
+            'Request uri "/containers/json" is not a valid URL'
+        );
+    });
+
     it('resolves host names with the lookup function, passing family and hints', async () => {
         const calls: dns.LookupOptions[] = [];
         const { payload } = await client.get<Echo>(`http://service.test:${server.port}/looked-up`, {
