@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark of issue 6 in one run, printed as Markdown tables of ratios and
 // written to bench/results.md. Flags: `--quick` (shorter runs, for a first look) and
-// `--only=client|static|errors|memory` (comma-separated).
+// `--only=client|static|tracing|errors|memory` (comma-separated).
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { describeComponents, detectComponents } from './lib/components.js';
@@ -8,10 +8,12 @@ import { runClientSection } from './sections/client.js';
 import { runErrorsSection } from './sections/errors.js';
 import { runMemorySection } from './sections/memory.js';
 import { runStaticSection } from './sections/static.js';
+import { runTracingSection } from './sections/tracing.js';
 
 const sections = {
     client: { heading: 'Client', run: runClientSection },
     static: { heading: 'Static files', run: runStaticSection },
+    tracing: { heading: 'Tracing cost', run: runTracingSection },
     errors: { heading: 'Errors', run: runErrorsSection },
     memory: { heading: 'Memory', run: runMemorySection }
 };

@@ -1,5 +1,5 @@
 // Profiles the client side of one client benchmark case: run it with --cpu-prof.
-// Usage: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/client-loop.js <tracewire|events|instrumented|node:http> <a|b|c|d> [seconds=5]
+// Usage: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/client-loop.js <tracewire|events|instrumented|node:http|node:http+otel> <a|b|c|d> [seconds=5]
 import http from 'node:http';
 import { client } from 'tracewire';
 import { startChild, stopChild } from '../lib/processes.js';
@@ -27,11 +27,26 @@ if (implementation === 'node:http') {
 } else {
     const instance = implementation === 'tracewire' ? client : client.defaults({ events: true });
     if (implementation === 'instrumented') {
+        // The set-up of the tracing section: the context manager a service registers, W3C propagation,
+        // a BatchSpanProcessor to a dropping exporter and a MeterProvider.
+        const { context, propagation } = await import('@opentelemetry/api');
+        const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+        const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
+        const { MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
         const { instrumentClient } = await import('tracewire/instrumentation');
         const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
-        const exporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
+        const exporter = {
+            export: (_items, done) => done({ code: 0 }),
+            shutdown: async () => {},
+            forceFlush: async () => {}
+        };
+        context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+        propagation.setGlobalPropagator(new W3CTraceContextPropagator());
         const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
-        instrumentClient(instance, { tracerProvider });
+        const meterProvider = new MeterProvider({
+            readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 5000 })]
+        });
+        instrumentClient(instance, { tracerProvider, meterProvider });
     }
 
     call =

@@ -78,7 +78,7 @@ const cases = [
     },
     {
         name: "toHttpError(new Error('x'))",
-        target: 1.0,
+        target: 1.5,
         loops: {
             tracewire: (n) => {
                 for (let i = 0; i < n; i++) sink[i & 15] = errors.toHttpError(new Error('x'));
