@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
+import type { HttpError } from '../errors/index.js';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { responseError } from './errors.js';
@@ -116,21 +117,32 @@ export class Client implements ClientContext {
         return parseCacheControl(field);
     }
 
-    /** Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). */
+    /**
+     * Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). An
+     * error status wins over a body that `json` cannot parse (its raw Buffer is then `data.payload`),
+     * and a failed read carries the response as `data.res`.
+     */
     async #send<T>(
         method: string,
         uri: string | URL,
         options: RequestAndReadOptions | undefined
     ): Promise<ResponseWithPayload<T>> {
         const res = await this.request(method, uri, options);
+        const statusCode = res.statusCode as number;
         // The request already checked these options (defaults were checked by defaults()).
         const defaults = this.#defaults;
-        const payload = (await readPayload(
-            res,
-            defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
-            true
-        )) as T;
-        const statusCode = res.statusCode as number;
+        let payload: T;
+        try {
+            payload = (await readPayload(
+                res,
+                defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
+                true,
+                statusCode >= 400
+            )) as T;
+        } catch (err) {
+            throw withResponse(err as HttpError, res);
+        }
+
         if (statusCode < 400) {
             return { res, payload };
         }
@@ -138,4 +150,15 @@ export class Client implements ClientContext {
         const data: ResponseErrorData<T> = { isResponseError: true, headers: res.headers, payload, res };
         throw responseError(statusCode, res.statusMessage as string, data);
     }
+}
+
+/** A read failure of a helper, with the response it was reading as `data.res`. */
+function withResponse(err: HttpError, res: IncomingMessage): HttpError {
+    if (typeof err.data === 'object' && err.data !== null) {
+        (err.data as { res?: IncomingMessage }).res = res;
+    } else {
+        err.data = { res };
+    }
+
+    return err;
 }

@@ -31,7 +31,8 @@ const noHeaders: IncomingHttpHeaders = {};
 export function readPayload(
     res: ReadableSource,
     options: ReadOptions | null | undefined,
-    alreadyChecked = false
+    alreadyChecked = false,
+    rawUnlessJson = false
 ): Promise<unknown> {
     return new Promise((resolve, reject) => {
         if (!isReadable(res)) {
@@ -50,7 +51,7 @@ export function readPayload(
             return;
         }
 
-        new PayloadReader(res, withoutUnset(options) ?? {}, resolve, reject);
+        new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, resolve, reject);
     });
 }
 
@@ -102,6 +103,8 @@ class PayloadReader {
     constructor(
         private readonly res: ReadableSource,
         private readonly options: WithoutNull<ReadOptions>,
+        // For an error status: a body that is not JSON (by type or by syntax) is returned raw rather than refused.
+        private readonly rawUnlessJson: boolean,
         private readonly resolve: (payload: unknown) => void,
         private readonly reject: (err: HttpError) => void
     ) {
@@ -167,7 +170,7 @@ class PayloadReader {
 
         const contentType = this.headers['content-type'];
         if (json !== 'force' && !isJsonContentType(contentType)) {
-            if (json === 'strict') {
+            if (json === 'strict' && !this.rawUnlessJson) {
                 this.fail(notJson(contentType));
             } else {
                 this.succeed(payload);
@@ -185,7 +188,12 @@ class PayloadReader {
         try {
             parsed = JSON.parse(payload.toString('utf8'));
         } catch (err) {
-            this.fail(invalidJson(err as SyntaxError, payload));
+            if (this.rawUnlessJson) {
+                this.succeed(payload);
+            } else {
+                this.fail(invalidJson(err as SyntaxError, payload));
+            }
+
             return;
         }
 
