@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import type { HttpError } from '../errors/index.js';
 import { invalidOption } from './errors.js';
+import { proxyProblem } from './proxy.js';
 import type { DefaultsOptions, EffectiveOptions, OutgoingHeaders, RequestAndReadOptions } from './types.js';
 
 /** The options a client keeps as its defaults: `agents` and `events` live on the client itself. */
@@ -77,6 +78,8 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return Number.isInteger(value) ? undefined : 'must be an integer';
         case 'signal':
             return value instanceof AbortSignal ? undefined : 'must be an AbortSignal';
+        case 'proxy':
+            return proxyProblem(value);
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':

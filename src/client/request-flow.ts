@@ -16,6 +16,15 @@ import {
     type StoredDefaults
 } from './options.js';
 import { isStream, preparePayload } from './payload.js';
+import {
+    type ProxyRoute,
+    proxyConflict,
+    proxyRefusal,
+    proxyRequestError,
+    routeThroughProxy,
+    usesProxy,
+    watchProxy
+} from './proxy.js';
 import { redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import type {
     Agents,
@@ -90,6 +99,8 @@ export class RequestFlow {
     private timer: NodeJS.Timeout | undefined;
     private hopEnded = true;
     private redirectCount = 0;
+    // The proxy the current hop goes through, if any.
+    private proxy: ProxyRoute | undefined;
 
     constructor(private readonly context: ClientContext) {
         this.promise = new Promise<IncomingMessage>((resolve, reject) => {
@@ -132,7 +143,7 @@ export class RequestFlow {
                 ? invalidOption(
                       'Option agent cannot be combined with rejectUnauthorized: set rejectUnauthorized on the agent instead'
                   )
-                : checkHeaders(merged.headers);
+                : (checkHeaders(merged.headers) ?? proxyConflict(merged));
         if (conflict !== undefined) {
             this.fail(conflict);
             return;
@@ -210,6 +221,16 @@ export class RequestFlow {
 
             this.destination = destination;
             const nodeOptions = toNodeOptions(destination, method, headers, options, this.context.agents);
+            // Each hop decides anew: a redirect may lead to a host NO_PROXY exempts, or the other way round.
+            const route = usesProxy(options.proxy)
+                ? routeThroughProxy(nodeOptions, destination, options.proxy as string | URL | true, this.context.agents)
+                : undefined;
+            if (route instanceof Error) {
+                this.abandonHop(route);
+                return;
+            }
+
+            this.proxy = route;
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
@@ -221,6 +242,10 @@ export class RequestFlow {
         (req as FlowRequest)[flowOf] = this;
         this.req = req;
         this.firstReq ??= req;
+        if (this.proxy !== undefined) {
+            watchProxy(req, this.proxy);
+        }
+
         req.on('response', onResponse);
         req.on('error', onRequestError);
         if (options.timeout) {
@@ -257,6 +282,13 @@ export class RequestFlow {
         if (!this.isCurrent(req)) {
             // A response racing an abort or a timeout that already settled this hop.
             res.destroy();
+            return;
+        }
+
+        const refusal = this.proxy === undefined ? undefined : proxyRefusal(this.proxy, res);
+        if (refusal !== undefined) {
+            res.destroy();
+            this.failHop(refusal);
             return;
         }
 
@@ -425,6 +457,11 @@ export class RequestFlow {
         return req === this.req && !this.hopEnded;
     }
 
+    /** The 502 of a network error of the current hop, naming its proxy when that could not be reached. */
+    networkError(err: Error): HttpError {
+        return this.proxy === undefined ? requestError(err) : proxyRequestError(this.proxy, err);
+    }
+
     /** The request `timeout` elapsed before the response headers arrived. */
     timeout(): void {
         this.failHop(requestTimeout(this.options.timeout as number));
@@ -439,7 +476,7 @@ function onRequestError(this: FlowRequest, err: Error): void {
     const flow = this[flowOf];
     // Errors after the hop ended (the destroy that follows a timeout or an abort) are already reported.
     if (flow.isCurrent(this)) {
-        flow.failHop(requestError(err));
+        flow.failHop(flow.networkError(err));
     }
 }
 

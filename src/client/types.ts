@@ -59,6 +59,12 @@ export interface RequestOptions {
     /** Cancels the request (and, with the helpers, the read) when aborted. */
     signal?: AbortSignal;
     /**
+     * An HTTP proxy: its URL (`http://user:pass@proxy.internal:3128`; the credentials go to the proxy
+     * only), or `true` for the environment's `HTTPS_PROXY`/`HTTP_PROXY` and `NO_PROXY`, read at each
+     * hop. Default: none. Not with `socketPath` or `agent`.
+     */
+    proxy?: string | URL | boolean | null;
+    /**
      * Low-cardinality route template such as `/users/{id}`. The client only passes it on to the
      * events (for tracing and metrics); it does not change the request.
      */
