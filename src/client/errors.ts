@@ -29,9 +29,15 @@ export function requestTimeout(timeout: number): HttpError {
     return wrap('Client request timeout', 504, cause, requestTimeout);
 }
 
-/** 500: the caller's AbortSignal fired; `data` is an `AbortError` (`code` `ABORT_ERR`, `cause` the signal's reason). */
-export function aborted(signal: AbortSignal, what: 'request' | 'read'): HttpError {
-    const cause: CodedError = new Error(`The ${what} was aborted`, { cause: signal.reason });
+/**
+ * 500: the caller cancelled (its AbortSignal fired, or it called `req.abort()`); `data` is an
+ * `AbortError` (`code` `ABORT_ERR`, `cause` the signal's reason when there is one).
+ */
+export function aborted(signal: AbortSignal | undefined, what: 'request' | 'read'): HttpError {
+    const cause: CodedError = new Error(
+        `The ${what} was aborted`,
+        signal === undefined ? undefined : { cause: signal.reason }
+    );
     cause.name = 'AbortError';
     cause.code = 'ABORT_ERR';
     return wrap(`Client ${what} aborted`, 500, cause, aborted);

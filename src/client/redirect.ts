@@ -1,6 +1,5 @@
 import type { HttpError } from '../errors/index.js';
-import { badUpstream, clientFailure } from './errors.js';
-import { isStream } from './payload.js';
+import { badUpstream } from './errors.js';
 import type { EffectiveOptions } from './types.js';
 
 // Credentials meant for one origin only: never forwarded to another unless beforeRedirect puts them back.
@@ -59,17 +58,11 @@ export function redirectOptions(
     statusCode: number,
     fromOrigin: string,
     toOrigin: string
-): EffectiveOptions | HttpError {
+): EffectiveOptions {
     const next: EffectiveOptions = { ...options, headers: { ...options.headers } };
     next.redirects = (options.redirects as number) - 1;
-    if (statusCode === 307 || statusCode === 308) {
-        // A stream is consumed by the first request: say so rather than hang waiting for a body.
-        if (isStream(options.payload)) {
-            return clientFailure(
-                `Cannot follow a ${statusCode} redirect with a stream payload: a stream cannot be sent twice (buffer the payload to allow it)`
-            );
-        }
-    } else {
+    // 307/308 keep the payload: a stream one is sent again from the copy the request kept (payload-replay.ts).
+    if (statusCode !== 307 && statusCode !== 308) {
         delete next.payload;
         for (const name of bodyHeaders) {
             delete next.headers[name];

@@ -16,6 +16,7 @@ import {
     type StoredDefaults
 } from './options.js';
 import { isStream, preparePayload } from './payload.js';
+import { PayloadReplay, streamReplayLimit } from './payload-replay.js';
 import {
     type ProxyRoute,
     proxyConflict,
@@ -83,8 +84,8 @@ export class RequestFlow {
     private reject!: (err: HttpError) => void;
     private settled = false;
     private signal: AbortSignal | undefined;
-    private payloadStream: Readable | undefined;
-    private onPayloadError: ((err: Error) => void) | undefined;
+    // The stream payload being sent, with the copy a 307/308 redirect re-sends.
+    private replay: PayloadReplay | undefined;
 
     // The current hop.
     private req: ClientRequest | undefined;
@@ -96,7 +97,11 @@ export class RequestFlow {
     private method = '';
     private options!: EffectiveOptions;
     private start = 0;
+    // The caller's `timeout` bounds this whole request, redirects and beforeRedirect included: one
+    // timer per flow (not per hop), so each hop gets what is left of it. A caller that runs several
+    // flows (retries) gives each its own.
     private timer: NodeJS.Timeout | undefined;
+    private timeoutMs = 0;
     private hopEnded = true;
     private redirectCount = 0;
     // The proxy the current hop goes through, if any.
@@ -219,6 +224,18 @@ export class RequestFlow {
                 destination = !(target instanceof URL) && uri.href === target.href ? target : destinationOf(uri);
             }
 
+            if (isStream(payload)) {
+                const problem = this.replayFor(payload, options).replayProblem();
+                if (problem !== undefined) {
+                    this.abandonHop(problem);
+                    return;
+                }
+            } else if (this.replay !== undefined) {
+                // A redirect that drops the payload: the stream is no longer ours to read.
+                this.replay.dispose();
+                this.replay = undefined;
+            }
+
             this.destination = destination;
             const nodeOptions = toNodeOptions(destination, method, headers, options, this.context.agents);
             // Each hop decides anew: a redirect may lead to a host NO_PROXY exempts, or the other way round.
@@ -248,7 +265,10 @@ export class RequestFlow {
 
         req.on('response', onResponse);
         req.on('error', onRequestError);
-        if (options.timeout) {
+        req.on('close', onRequestClose);
+        if (options.timeout && this.timer === undefined) {
+            // Armed by the first hop with a timeout (after preRequest, which may set it), then left running.
+            this.timeoutMs = options.timeout;
             this.timer = setTimeout(onTimeout, options.timeout, this);
         }
 
@@ -262,19 +282,44 @@ export class RequestFlow {
         }
 
         if (isStream(payload)) {
-            this.pipePayload(payload, req);
+            // Not a byte is read before the connection exists: a request that cannot connect leaves the stream whole.
+            whenConnected(req, sendStreamPayload);
         } else {
             req.end(payload);
         }
     }
 
-    private pipePayload(payload: Readable, req: ClientRequest): void {
-        // A failing payload stream fails the request; the listener goes when the request settles.
-        this.detachPayload();
-        this.onPayloadError = (err: Error) => req.destroy(err);
-        this.payloadStream = payload;
-        payload.once('error', this.onPayloadError);
-        payload.pipe(req);
+    /**
+     * The replay of the stream payload of the hop about to start, made when the stream is new. It
+     * keeps a copy only when redirects may need to re-send it.
+     */
+    private replayFor(payload: Readable, options: EffectiveOptions): PayloadReplay {
+        const replay = this.replay;
+        if (replay !== undefined && replay.source === payload) {
+            return replay;
+        }
+
+        replay?.dispose();
+        const limit = typeof options.redirects === 'number' && options.redirects > 0 ? streamReplayLimit : 0;
+        this.replay = new PayloadReplay(payload, limit, (err) => this.payloadFailed(err));
+        return this.replay;
+    }
+
+    /** The hop's request is connected: send the stream payload into it. */
+    sendPayload(req: ClientRequest): void {
+        if (this.isCurrent(req)) {
+            this.replay!.sendTo(req);
+        }
+    }
+
+    /** The stream payload failed: the request fails with that error, whether a hop is under way or not. */
+    private payloadFailed(err: Error): void {
+        const failure = requestError(err);
+        if (this.hopEnded || this.req === undefined) {
+            this.fail(failure);
+        } else {
+            this.failHop(failure);
+        }
     }
 
     /** A response arrived for the current hop: report it, then follow it or hand it to the caller. */
@@ -312,6 +357,8 @@ export class RequestFlow {
 
         // The 3xx body is of no use; destroying it frees the socket rather than draining an unknown length.
         res.destroy();
+        // The stream payload goes to the next hop, not to this finished one.
+        this.replay?.detach();
         if (options.redirects === 0) {
             this.fail(badUpstream('Maximum redirections reached'));
             return;
@@ -325,10 +372,6 @@ export class RequestFlow {
         }
 
         const next = redirectOptions(options, statusCode, from.origin, target.origin);
-        if (next instanceof Error) {
-            this.fail(next);
-            return;
-        }
 
         if (next.beforeRedirect === undefined) {
             this.redirect(redirectMethod, statusCode, target, next);
@@ -392,13 +435,11 @@ export class RequestFlow {
     }
 
     /**
-     * Ends the current hop: stops its timer and emits its one `response` event. A throwing listener
+     * Ends the current hop: emits its one `response` event. A throwing listener
      * must not crash the process from inside a socket callback: its error is returned to fail the request.
      */
     private endHop(err: HttpError | undefined, res: IncomingMessage | undefined): HttpError | undefined {
         this.hopEnded = true;
-        clearTimeout(this.timer);
-        this.timer = undefined;
         const events = this.events;
         if (events === undefined) {
             return undefined;
@@ -421,6 +462,7 @@ export class RequestFlow {
     /** The current hop failed before a response: cancel it, report it, reject. */
     failHop(err: HttpError): void {
         this.endHop(err, undefined);
+        this.replay?.detach();
         this.req!.destroy();
         this.fail(err);
     }
@@ -441,15 +483,10 @@ export class RequestFlow {
 
     private settle(): void {
         this.settled = true;
+        clearTimeout(this.timer);
         this.signal?.removeEventListener('abort', this);
-        this.detachPayload();
-    }
-
-    private detachPayload(): void {
-        if (this.onPayloadError !== undefined) {
-            this.payloadStream!.removeListener('error', this.onPayloadError);
-            this.onPayloadError = undefined;
-        }
+        // A send under way carries on to its end; only the copy and the error listener go.
+        this.replay?.dispose();
     }
 
     /** True while `req` is the request of a hop still waiting for its response. */
@@ -462,9 +499,15 @@ export class RequestFlow {
         return this.proxy === undefined ? requestError(err) : proxyRequestError(this.proxy, err);
     }
 
-    /** The request `timeout` elapsed before the response headers arrived. */
+    /** The request `timeout` elapsed before the response headers of the last hop arrived. */
     timeout(): void {
-        this.failHop(requestTimeout(this.options.timeout as number));
+        const err = requestTimeout(this.timeoutMs);
+        if (this.hopEnded) {
+            // Between hops (waiting for beforeRedirect): no hop to report.
+            this.fail(err);
+        } else {
+            this.failHop(err);
+        }
     }
 }
 
@@ -476,7 +519,44 @@ function onRequestError(this: FlowRequest, err: Error): void {
     const flow = this[flowOf];
     // Errors after the hop ended (the destroy that follows a timeout or an abort) are already reported.
     if (flow.isCurrent(this)) {
-        flow.failHop(flow.networkError(err));
+        // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
+        flow.failHop(this.aborted ? aborted(undefined, 'request') : flow.networkError(err));
+    }
+}
+
+function sendStreamPayload(req: ClientRequest): void {
+    (req as FlowRequest)[flowOf].sendPayload(req);
+}
+
+/**
+ * Calls `callback` once `req` has a connected socket (TLS handshake done): at once for a socket
+ * reused from the pool. Never called when the request fails first.
+ */
+function whenConnected(req: ClientRequest, callback: (req: ClientRequest) => void): void {
+    req.once('socket', (socket) => {
+        if (!socket.connecting) {
+            callback(req);
+            return;
+        }
+
+        const connected = () => {
+            req.removeListener('close', abandoned);
+            callback(req);
+        };
+        const abandoned = () => {
+            socket.removeListener('secureConnect', connected);
+            socket.removeListener('connect', connected);
+        };
+        socket.once('encrypted' in socket ? 'secureConnect' : 'connect', connected);
+        req.once('close', abandoned);
+    });
+}
+
+function onRequestClose(this: FlowRequest): void {
+    const flow = this[flowOf];
+    // Closed before a response and without an error: the caller called req.abort() (Node reports no error for it).
+    if (flow.isCurrent(this)) {
+        flow.failHop(aborted(undefined, 'request'));
     }
 }
 

@@ -7,7 +7,10 @@ import type { HttpError } from '../errors/index.js';
 /** Request header name to value, as given by the caller. Names are sent lower-cased. */
 export type OutgoingHeaders = Record<string, string | number | readonly string[]>;
 
-/** A request body: strings and Buffers are sent as they are, streams are piped, other objects are sent as JSON. */
+/**
+ * A request body: strings and Buffers are sent as they are, streams are piped once the connection
+ * exists (and re-sent on a 307/308 from a copy of up to 1 MiB), other objects are sent as JSON.
+ */
 export type Payload = string | Buffer | Readable | object;
 
 /**
@@ -51,7 +54,10 @@ export interface RequestOptions {
     secureProtocol?: string;
     /** UNIX socket to connect to instead of the URI's host and port. */
     socketPath?: string;
-    /** Milliseconds to wait for the response headers, per hop (each redirect restarts it), before a 504. Default 0: no limit. */
+    /**
+     * Milliseconds to wait for the response headers before a 504. It bounds the whole request:
+     * redirects and `beforeRedirect` included, each hop gets what is left. Default 0: no limit.
+     */
     timeout?: number;
     lookup?: LookupFunction;
     family?: 4 | 6;

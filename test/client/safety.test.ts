@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../../src/client/index.js';
+import { streamReplayLimit } from '../../src/client/payload-replay.js';
 import { type Echo, echo, settle, socketCount, startHttp, type TestServer, timerCount } from './helpers.js';
 
 let server: TestServer;
@@ -90,14 +91,14 @@ describe('Safety: redirects', () => {
         expect(payload.headers.authorization).toBe('Bearer for-trusted');
     });
 
-    it('a stream payload on a 307 rejects instead of hanging', async () => {
+    it('a stream payload over the replay limit on a 307 rejects clearly instead of hanging', async () => {
         const to = encodeURIComponent('/again');
         await expect(
             client.post(`${server.url}/redirect?status=307&to=${to}`, {
                 redirects: 1,
-                payload: Readable.from(['body'])
+                payload: Readable.from([Buffer.alloc(streamReplayLimit + 1)])
             })
-        ).rejects.toThrow(/stream payload/);
+        ).rejects.toThrow(/Cannot send a stream payload again/);
     });
 
     it('a redirect loop ends at the limit', async () => {

@@ -1,0 +1,287 @@
+import { getEventListeners } from 'node:events';
+import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from '../../src/client/index.js';
+import type { HttpError } from '../../src/errors/index.js';
+import { socketCount, startHttp, type TestServer, timerCount } from './helpers.js';
+
+let server: TestServer;
+let closedUrl: string;
+
+// /hang never answers; /cut closes the connection without answering; /partial sends half a body and
+// stalls; /partial-cut sends half a body and closes; /redirect answers 302 to /hang; anything else
+// answers 'done' after reading the request body.
+beforeAll(async () => {
+    server = await startHttp((req: IncomingMessage, res: ServerResponse) => {
+        req.on('error', () => {});
+        switch (req.url) {
+            case '/hang':
+                return;
+            case '/cut':
+                req.socket.destroy();
+                return;
+            case '/partial':
+                res.writeHead(200, { 'content-length': 100 }).write('half');
+                return;
+            case '/partial-cut':
+                res.writeHead(200, { 'content-length': 100 }).write('half', () => req.socket.destroy());
+                return;
+            case '/redirect':
+                res.writeHead(302, { location: '/hang' }).end();
+                return;
+            default:
+                req.resume();
+                req.on('end', () => res.end('done'));
+        }
+    });
+    const closed = await startHttp(() => {});
+    closedUrl = closed.url;
+    await closed.close();
+});
+
+afterAll(async () => {
+    await server.close();
+});
+
+/** Resolves once `condition` holds (checked on each turn of the event loop), or fails after a generous wait. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+    const giveUp = Date.now() + 5000;
+    while (!condition()) {
+        if (Date.now() > giveUp) {
+            throw new Error(`Still waiting for ${what}`);
+        }
+
+        await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+}
+
+/** The rejection of `promise`, or a test failure naming the promise as pending after a generous wait. */
+async function rejection(promise: Promise<unknown>): Promise<HttpError> {
+    let guard: NodeJS.Timeout | undefined;
+    const pending = new Promise<never>((_, reject) => {
+        guard = setTimeout(() => reject(new Error('The promise is still pending')), 5000);
+    });
+    try {
+        await Promise.race([promise, pending]);
+    } catch (err) {
+        return err as HttpError;
+    } finally {
+        clearTimeout(guard);
+    }
+
+    throw new Error('The promise resolved');
+}
+
+interface Ending {
+    title: string;
+    status: number;
+    message: RegExp;
+    run(agent: HttpAgent, owned: { signal?: AbortSignal; payload?: Readable }): Promise<unknown>;
+}
+
+const requestEndings: Ending[] = [
+    {
+        title: 'req.abort() before the response',
+        status: 500,
+        message: /^Client request aborted$/,
+        run: (agent) => {
+            const promise = client.request('GET', `${server.url}/hang`, { agent });
+            promise.req!.abort();
+            return promise;
+        }
+    },
+    {
+        title: 'req.abort() once the request is on the wire',
+        status: 500,
+        message: /^Client request aborted$/,
+        run: (agent) => {
+            const promise = client.request('GET', `${server.url}/hang`, { agent });
+            promise.req!.once('finish', () => promise.req!.abort());
+            return promise;
+        }
+    },
+    {
+        title: 'req.destroy() without an error',
+        status: 502,
+        message: /^Client request error/,
+        run: (agent) => {
+            const promise = client.request('GET', `${server.url}/hang`, { agent });
+            promise.req!.destroy();
+            return promise;
+        }
+    },
+    {
+        title: 'req.destroy(err)',
+        status: 502,
+        message: /^Client request error: gone$/,
+        run: (agent) => {
+            const promise = client.request('GET', `${server.url}/hang`, { agent });
+            promise.req!.destroy(new Error('gone'));
+            return promise;
+        }
+    },
+    {
+        title: 'the server closing the socket before a response',
+        status: 502,
+        message: /^Client request error/,
+        run: (agent) => client.request('GET', `${server.url}/cut`, { agent })
+    },
+    {
+        title: 'a refused connection',
+        status: 502,
+        message: /ECONNREFUSED/,
+        run: (agent) => client.request('GET', closedUrl, { agent })
+    },
+    {
+        title: 'the payload stream failing half way',
+        status: 502,
+        message: /^Client request error: disk gone$/,
+        run: (agent, owned) => {
+            let reads = 0;
+            owned.payload = new Readable({
+                read() {
+                    reads++;
+                    if (reads === 2) {
+                        this.destroy(new Error('disk gone'));
+                    } else {
+                        this.push('chunk');
+                    }
+                }
+            });
+            return client.request('POST', `${server.url}/hang`, { agent, payload: owned.payload, redirects: 1 });
+        }
+    },
+    {
+        title: 'the request timeout',
+        status: 504,
+        message: /^Client request timeout$/,
+        run: (agent) => client.request('GET', `${server.url}/hang`, { agent, timeout: 30 })
+    },
+    {
+        title: 'the request timeout while beforeRedirect never decides',
+        status: 504,
+        message: /^Client request timeout$/,
+        run: (agent) =>
+            client.request('GET', `${server.url}/redirect`, {
+                agent,
+                timeout: 50,
+                redirects: 1,
+                beforeRedirect: () => {}
+            })
+    },
+    {
+        title: 'the signal, while waiting for the response',
+        status: 500,
+        message: /^Client request aborted$/,
+        run: (agent, owned) => {
+            const controller = new AbortController();
+            owned.signal = controller.signal;
+            const promise = client.request('GET', `${server.url}/hang`, { agent, signal: controller.signal });
+            setImmediate(() => controller.abort());
+            return promise;
+        }
+    },
+    {
+        title: 'the signal, while beforeRedirect never decides',
+        status: 500,
+        message: /^Client request aborted$/,
+        run: (agent, owned) => {
+            const controller = new AbortController();
+            owned.signal = controller.signal;
+            return client.request('GET', `${server.url}/redirect`, {
+                agent,
+                redirects: 1,
+                signal: controller.signal,
+                beforeRedirect: () => controller.abort()
+            });
+        }
+    }
+];
+
+const readEndings: Ending[] = [
+    {
+        title: 'res.destroy() during the read',
+        status: 500,
+        message: /^Payload stream closed prematurely$/,
+        run: async (agent) => {
+            const res = await client.request('GET', `${server.url}/partial`, { agent });
+            const reading = client.read(res);
+            res.destroy();
+            return reading;
+        }
+    },
+    {
+        title: 'res.destroy(err) during the read',
+        status: 500,
+        message: /^Payload stream closed prematurely$/,
+        run: async (agent) => {
+            const res = await client.request('GET', `${server.url}/partial`, { agent });
+            const reading = client.read(res);
+            res.destroy(new Error('cut by the caller'));
+            return reading;
+        }
+    },
+    {
+        title: 'the server closing the socket half way through the body',
+        status: 500,
+        message: /^Payload stream closed prematurely$/,
+        run: (agent) => client.get(`${server.url}/partial-cut`, { agent })
+    },
+    {
+        title: 'the read timeout',
+        status: 408,
+        message: /^Client read timeout$/,
+        run: (agent) => client.get(`${server.url}/partial`, { agent, timeout: 30 })
+    },
+    {
+        title: 'the signal, during the read',
+        status: 500,
+        message: /^Client read aborted$/,
+        run: async (agent, owned) => {
+            const controller = new AbortController();
+            owned.signal = controller.signal;
+            const res = await client.request('GET', `${server.url}/partial`, { agent });
+            const reading = client.read(res, { signal: controller.signal });
+            setImmediate(() => controller.abort());
+            return reading;
+        }
+    },
+    {
+        title: 'maxBytes exceeded',
+        status: 413,
+        message: /^Maximum payload size reached/,
+        run: (agent) => client.get(`${server.url}/partial`, { agent, maxBytes: 10 })
+    }
+];
+
+describe('No promise can stay pending forever: every ending settles and leaves nothing behind', () => {
+    for (const [area, endings] of [
+        ['request', requestEndings],
+        ['read', readEndings]
+    ] as const) {
+        for (const ending of endings) {
+            it(`${area}: ${ending.title} rejects with ${ending.status}, no socket, timer or listener left`, async () => {
+                const agent = new HttpAgent({ keepAlive: true });
+                const timers = timerCount();
+                const owned: { signal?: AbortSignal; payload?: Readable } = {};
+                const err = await rejection(ending.run(agent, owned));
+                expect(err.output.statusCode).toBe(ending.status);
+                expect(err.message).toMatch(ending.message);
+                await until(() => socketCount(agent) === 0, 'the sockets to close');
+                await until(() => timerCount() <= timers, 'the timers to be cleared');
+                if (owned.signal !== undefined) {
+                    expect(getEventListeners(owned.signal, 'abort')).toHaveLength(0);
+                }
+
+                if (owned.payload !== undefined) {
+                    for (const name of ['data', 'end', 'error', 'readable']) {
+                        expect(owned.payload.listenerCount(name)).toBe(0);
+                    }
+                }
+
+                agent.destroy();
+            });
+        }
+    }
+});
