@@ -25,5 +25,6 @@ export type {
     RequestUri,
     ResponseDetails,
     ResponseErrorData,
-    ResponseWithPayload
+    ResponseWithPayload,
+    RetryOptions
 } from './types.js';

@@ -27,6 +27,14 @@ import {
     watchProxy
 } from './proxy.js';
 import { redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
+import {
+    discardResponse,
+    isRetryableError,
+    type RetryPolicy,
+    responseRetryDelay,
+    retryPolicy,
+    withAttempts
+} from './retry.js';
 import type {
     Agents,
     ClientEvents,
@@ -106,6 +114,10 @@ export class RequestFlow {
     private redirectCount = 0;
     // The proxy the current hop goes through, if any.
     private proxy: ProxyRoute | undefined;
+    // With the `retry` option: the policy, the retries made so far and the wait before the next one.
+    private retry: RetryPolicy | undefined;
+    private retryCount = 0;
+    private retryTimer: NodeJS.Timeout | undefined;
 
     constructor(private readonly context: ClientContext) {
         this.promise = new Promise<IncomingMessage>((resolve, reject) => {
@@ -165,6 +177,7 @@ export class RequestFlow {
             signal.addEventListener('abort', this);
         }
 
+        this.retry = retryPolicy(merged.retry);
         this.startHop(normalizedMethod as string, target, merged);
     }
 
@@ -202,6 +215,7 @@ export class RequestFlow {
                 uri.method = method;
                 uri.headers = headers;
                 uri.redirectCount = this.redirectCount;
+                uri.retryCount = this.retryCount;
                 this.uri = uri;
                 const givenPayload = options.payload;
                 events.emit('preRequest', uri, options);
@@ -300,7 +314,10 @@ export class RequestFlow {
         }
 
         replay?.dispose();
-        const limit = typeof options.redirects === 'number' && options.redirects > 0 ? streamReplayLimit : 0;
+        const limit =
+            (typeof options.redirects === 'number' && options.redirects > 0) || this.retry !== undefined
+                ? streamReplayLimit
+                : 0;
         this.replay = new PayloadReplay(payload, limit, (err) => this.payloadFailed(err));
         return this.replay;
     }
@@ -346,6 +363,10 @@ export class RequestFlow {
 
         const options = this.options;
         const statusCode = res.statusCode as number;
+        if (this.retry !== undefined && this.retryResponse(this.retry, res)) {
+            return;
+        }
+
         const redirectMethod =
             options.redirects === false || options.redirects === undefined
                 ? null
@@ -464,7 +485,57 @@ export class RequestFlow {
         this.endHop(err, undefined);
         this.replay?.detach();
         this.req!.destroy();
-        this.fail(err);
+        const retry = this.retry;
+        if (retry === undefined || !this.canRetry(retry) || !isRetryableError(retry, err)) {
+            this.fail(err);
+            return;
+        }
+
+        this.scheduleRetry(retry.backoff(this.retryCount + 1));
+    }
+
+    /** True when one more attempt of the current hop is allowed: retries left, method, payload. */
+    private canRetry(retry: RetryPolicy): boolean {
+        return (
+            !this.settled &&
+            this.retryCount < retry.limit &&
+            retry.methods.has(this.method) &&
+            (!isStream(this.options.payload) || this.replay?.replayProblem() === undefined)
+        );
+    }
+
+    /** Retries the hop when its status asks for it (and Retry-After allows); true when it will be. */
+    private retryResponse(retry: RetryPolicy, res: IncomingMessage): boolean {
+        if (!retry.statusCodes.has(res.statusCode as number) || !this.canRetry(retry)) {
+            return false;
+        }
+
+        const delay = responseRetryDelay(retry, res, this.retryCount + 1);
+        if (delay === undefined) {
+            return false;
+        }
+
+        discardResponse(res);
+        this.replay?.detach();
+        this.scheduleRetry(delay);
+        return true;
+    }
+
+    /**
+     * Waits, then runs the current hop again as a new hop. The `timeout` bounds each attempt: the
+     * next one arms it anew. An abort during the wait fails the request at once (no hop is under way).
+     */
+    private scheduleRetry(delay: number): void {
+        this.retryCount++;
+        clearTimeout(this.timer);
+        this.timer = undefined;
+        this.retryTimer = setTimeout(onRetryDue, delay, this);
+    }
+
+    /** The wait is over: the next attempt, to the URL, with the method and options the last one had. */
+    retryNow(): void {
+        this.retryTimer = undefined;
+        this.startHop(this.method, this.destination, this.options);
     }
 
     private finish(res: IncomingMessage): void {
@@ -477,6 +548,11 @@ export class RequestFlow {
             return;
         }
 
+        if (this.retry !== undefined) {
+            // While waiting for a retry, the retry counted is not yet an attempt made.
+            withAttempts(err, this.retryTimer === undefined ? this.retryCount + 1 : this.retryCount);
+        }
+
         this.settle();
         this.reject(err);
     }
@@ -484,6 +560,7 @@ export class RequestFlow {
     private settle(): void {
         this.settled = true;
         clearTimeout(this.timer);
+        clearTimeout(this.retryTimer);
         this.signal?.removeEventListener('abort', this);
         // A send under way carries on to its end; only the copy and the error listener go.
         this.replay?.dispose();
@@ -558,6 +635,10 @@ function onRequestClose(this: FlowRequest): void {
     if (flow.isCurrent(this)) {
         flow.failHop(aborted(undefined, 'request'));
     }
+}
+
+function onRetryDue(flow: RequestFlow): void {
+    flow.retryNow();
 }
 
 function onTimeout(flow: RequestFlow): void {

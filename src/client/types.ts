@@ -71,10 +71,40 @@ export interface RequestOptions {
      */
     proxy?: string | URL | boolean | null;
     /**
+     * Retries of failed attempts: `true` for the defaults, or the settings to change. Default: none.
+     * Each retry is a new hop through the event pipeline (`uri.retryCount` tells which).
+     */
+    retry?: boolean | RetryOptions | null;
+    /**
      * Low-cardinality route template such as `/users/{id}`. The client only passes it on to the
      * events (for tracing and metrics); it does not change the request.
      */
     route?: string;
+}
+
+/**
+ * The `retry` option's settings; an absent field keeps its default. Times are in milliseconds.
+ */
+export interface RetryOptions {
+    /** Retries after the first attempt. Default 2. */
+    limit?: number;
+    /** Methods retried. Default the idempotent ones: GET, HEAD, OPTIONS, PUT, DELETE, TRACE. */
+    methods?: readonly string[];
+    /** Response statuses retried. Default 408, 429, 500, 502, 503, 504. */
+    statusCodes?: readonly number[];
+    /**
+     * Network error codes (`err.data.code`) retried. Default ECONNRESET, ECONNREFUSED, EPIPE,
+     * ETIMEDOUT (also the request `timeout`'s code) and EAI_AGAIN.
+     */
+    errorCodes?: readonly string[];
+    /**
+     * The wait before a retry when no `Retry-After` applies: exponential with full jitter, a random
+     * wait up to min(cap, base × 2^(retryCount − 1)), default base 100 and cap 10 000; or a function
+     * of the retry number (1 for the first) returning the wait.
+     */
+    backoff?: { base?: number; cap?: number } | ((retryCount: number) => number);
+    /** The longest `Retry-After` honoured; a longer one ends the retries with that response. Default 60 000. */
+    maxRetryAfter?: number;
 }
 
 /** Read options (spec 2.2), accepted by `read()` and the per-method helpers. */
@@ -131,6 +161,8 @@ export interface RequestUri extends URL {
     headers: Record<string, string | number | readonly string[]>;
     /** 0 for the first request, n for the n-th redirect. */
     redirectCount: number;
+    /** 0 for the first attempt, n for the n-th retry (with the `retry` option). */
+    retryCount: number;
 }
 
 /**
