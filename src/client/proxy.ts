@@ -98,13 +98,26 @@ function proxyOf(proxy: string | URL | true, destination: Destination): URL | Ht
         return undefined;
     }
 
-    const url = parseProxy(fromEnvironment);
+    const variable = proxyVariable(destination.isHttps ? 'https' : 'http');
+    // proxy-from-env gives a value without a scheme the target's scheme; like curl, take it as an http proxy.
+    const raw = variable === undefined ? undefined : process.env[variable];
+    const url = parseProxy(raw !== undefined && !raw.includes('://') ? `http://${raw}` : fromEnvironment);
     if (typeof url === 'string') {
-        const variable = destination.isHttps ? 'HTTPS_PROXY' : 'HTTP_PROXY';
         return invalidOption(`The proxy from the environment (${variable}) ${url}`);
     }
 
     return url;
+}
+
+/** The variable proxy-from-env took the proxy from: lower case first, as it reads them. */
+function proxyVariable(scheme: 'http' | 'https'): string | undefined {
+    for (const name of [`${scheme}_proxy`, `${scheme.toUpperCase()}_PROXY`, 'all_proxy', 'ALL_PROXY']) {
+        if (process.env[name]) {
+            return name;
+        }
+    }
+
+    return undefined;
 }
 
 /**

@@ -509,6 +509,19 @@ describe('proxy: true reads the environment at each hop', () => {
         expect(proxy.forwarded.map((seen) => seen.url)).toEqual([from]);
     });
 
+    it('ALL_PROXY is the fallback', async () => {
+        process.env.ALL_PROXY = proxy.url;
+        await freshClient().get(`${origin.url}/all`, { proxy: true });
+        expect(proxy.forwarded.map((seen) => seen.url)).toEqual([`${origin.url}/all`]);
+    });
+
+    it('a value without a scheme is an http proxy, for https targets too', async () => {
+        process.env.HTTPS_PROXY = `127.0.0.1:${proxy.port}`;
+        const { res } = await freshClient().get(`${secureOrigin.url}/`, { proxy: true, rejectUnauthorized: false });
+        expect(res.statusCode).toBe(200);
+        expect(proxy.tunnels).toHaveLength(1);
+    });
+
     it('a malformed proxy variable is a 500 naming the variable', async () => {
         process.env.HTTPS_PROXY = 'socks5://127.0.0.1:1080';
         const err = await freshClient()
@@ -517,6 +530,13 @@ describe('proxy: true reads the environment at each hop', () => {
         expect(isHttpError(err, 500)).toBe(true);
         expect((err as Error).message).toBe(
             'The proxy from the environment (HTTPS_PROXY) must be an http: or https: URL, got socks5:'
+        );
+        process.env.HTTP_PROXY = 'http://[broken';
+        const broken = await freshClient()
+            .get(`${origin.url}/`, { proxy: true })
+            .catch((e: unknown) => e);
+        expect((broken as Error).message).toBe(
+            'The proxy from the environment (HTTP_PROXY) must be a valid URL such as http://proxy.internal:3128'
         );
     });
 });
