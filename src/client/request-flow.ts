@@ -149,7 +149,9 @@ export class RequestFlow {
         const merged = mergeOptions(defaults, options ?? undefined);
         this.events = observedEmitter(this.context.events);
         const target =
-            typeof uri === 'string' ? cachedDestination(uri, merged.baseUrl) : resolveUri(uri, merged.baseUrl);
+            typeof uri === 'string'
+                ? cachedDestination(uri, merged.baseUrl ?? socketBaseFor(uri, merged.socketPath))
+                : resolveUri(uri, merged.baseUrl);
         if (target instanceof Error) {
             this.fail(target);
             return;
@@ -599,6 +601,14 @@ function onRequestError(this: FlowRequest, err: Error): void {
         // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
         flow.failHop(this.aborted ? aborted(undefined, 'request') : flow.networkError(err));
     }
+}
+
+/**
+ * Over a UNIX socket the URI may be a path alone (`/containers/json`, as for the Docker API): it is
+ * then read against `http://localhost`, which is also the `host` header sent.
+ */
+function socketBaseFor(uri: string, socketPath: string | undefined): string | undefined {
+    return socketPath !== undefined && uri.charCodeAt(0) === 47 ? 'http://localhost' : undefined;
 }
 
 function sendStreamPayload(req: ClientRequest): void {
