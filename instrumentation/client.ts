@@ -49,6 +49,8 @@ export interface HopUri extends URL {
     headers: Record<string, string | number | readonly string[] | undefined>;
     /** 0 for the first request, n for the n-th redirect hop. */
     redirectCount: number;
+    /** 0 for the first attempt, n for the n-th retry (clients with the `retry` option). */
+    retryCount?: number;
 }
 
 /** The effective request options of a hop, as far as the instrumentation reads them. */
@@ -312,8 +314,10 @@ class EventInstrumentation {
             metricAttributes[ATTR_URL_TEMPLATE] = route;
         }
 
-        if (uri.redirectCount > 0) {
-            attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = uri.redirectCount;
+        // Retries and redirects are both re-sends, counted together as the semantic conventions define it.
+        const resendCount = uri.redirectCount + (uri.retryCount ?? 0);
+        if (resendCount > 0) {
+            attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = resendCount;
         }
 
         const name = route === undefined ? method.spanName : `${method.spanName} ${route}`;

@@ -26,5 +26,6 @@ export type {
     RequestUri,
     ResponseDetails,
     ResponseErrorData,
-    ResponseWithPayload
+    ResponseWithPayload,
+    RetryOptions
 } from './types.js';

@@ -1,6 +1,8 @@
 import { Agent as HttpAgent } from 'node:http';
 import type { HttpError } from '../errors/index.js';
 import { invalidOption } from './errors.js';
+import { proxyProblem } from './proxy.js';
+import { retryProblem } from './retry.js';
 import type {
     DefaultsOptions,
     EffectiveOptions,
@@ -31,7 +33,8 @@ export function checkOptions(options: Record<string, unknown>): HttpError | unde
 
         const problem = checkOption(key, value, options);
         if (problem !== undefined) {
-            return invalidOption(`Option ${key} ${problem}`);
+            // A problem with a field of an object option starts with `.field`: `Option retry.limit must...`.
+            return invalidOption(`Option ${key}${problem.charCodeAt(0) === 46 ? '' : ' '}${problem}`);
         }
     }
 
@@ -83,6 +86,10 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return Number.isInteger(value) ? undefined : 'must be an integer';
         case 'signal':
             return value instanceof AbortSignal ? undefined : 'must be an AbortSignal';
+        case 'proxy':
+            return proxyProblem(value);
+        case 'retry':
+            return retryProblem(value);
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':

@@ -68,10 +68,50 @@ export interface RequestOptions {
     /** Cancels the request (and, with the helpers, the read) when aborted. */
     signal?: AbortSignal | null | undefined;
     /**
+     * An HTTP proxy: its URL (`http://user:pass@proxy.internal:3128`; the credentials go to the proxy
+     * only), or `true` for the environment's `HTTPS_PROXY`/`HTTP_PROXY` and `NO_PROXY`, read at each
+     * hop. Default: none. Not with `socketPath` or `agent`.
+     */
+    proxy?: string | URL | boolean | null | undefined;
+    /**
+     * Retries of failed attempts: `true` for the defaults, or the settings to change. Default: none.
+     * Each retry is a new hop through the event pipeline (`uri.retryCount` tells which).
+     */
+    retry?: boolean | RetryOptions | null | undefined;
+    /**
      * Low-cardinality route template such as `/users/{id}`. The client only passes it on to the
      * events (for tracing and metrics); it does not change the request.
      */
     route?: string | null | undefined;
+}
+
+/**
+ * The `retry` option's settings; an absent field keeps its default. Times are in milliseconds.
+ */
+export interface RetryOptions {
+    /** Retries after the first attempt. Default 2. */
+    limit?: number | null | undefined;
+    /** Methods retried. Default the idempotent ones: GET, HEAD, OPTIONS, PUT, DELETE, TRACE. */
+    methods?: readonly string[] | null | undefined;
+    /** Response statuses retried. Default 408, 429, 500, 502, 503, 504. */
+    statusCodes?: readonly number[] | null | undefined;
+    /**
+     * Network error codes (`err.data.code`) retried. Default ECONNRESET, ECONNREFUSED, EPIPE,
+     * ETIMEDOUT (also the request `timeout`'s code) and EAI_AGAIN.
+     */
+    errorCodes?: readonly string[] | null | undefined;
+    /**
+     * The wait before a retry when no `Retry-After` applies: exponential with full jitter, a random
+     * wait up to min(cap, base × 2^(retryCount − 1)), default base 100 and cap 10 000; or a function
+     * of the retry number (1 for the first) returning the wait.
+     */
+    backoff?:
+        | { base?: number | null | undefined; cap?: number | null | undefined }
+        | ((retryCount: number) => number)
+        | null
+        | undefined;
+    /** The longest `Retry-After` honoured; a longer one ends the retries with that response. Default 60 000. */
+    maxRetryAfter?: number | null | undefined;
 }
 
 /** Read options (spec 2.2), accepted by `read()` and the per-method helpers. */
@@ -131,6 +171,8 @@ export interface RequestUri extends URL {
     headers: Record<string, string | number | readonly string[]>;
     /** 0 for the first request, n for the n-th redirect. */
     redirectCount: number;
+    /** 0 for the first attempt, n for the n-th retry (with the `retry` option). */
+    retryCount: number;
 }
 
 /**
