@@ -20,6 +20,9 @@ interface Series {
 // IPv6 literal host has colons of its own; its sockets are then asked for their peer instead.
 const poolNamePrefix = /^([^:]+):(\d*):/;
 
+/** How many series of servers without a connection are still reported as 0. */
+const knownSeriesLimit = 1000;
+
 /**
  * `http.client.open_connections`: the sockets of the agents, read when the metrics are collected.
  * An agent keeps the sockets serving a request in `sockets` and the kept-alive ones waiting for
@@ -29,9 +32,10 @@ const poolNamePrefix = /^([^:]+):(\d*):/;
 export class OpenConnections {
     private readonly gauge: ObservableUpDownCounter;
     private readonly callback = (result: ObservableResult): void => this.observe(result);
-    // Series reported at the last collection: one that has no socket left is reported once as 0,
-    // since an asynchronous instrument would otherwise repeat its last value forever.
-    private reported = new Map<string, Series>();
+    // Every series reported so far: one that has no socket left is reported as 0, since an
+    // asynchronous instrument would otherwise repeat its last value forever (and every reader of
+    // the meter collects on its own, so the zero cannot be reported just once).
+    private readonly known = new Map<string, Attributes>();
 
     constructor(
         meter: Meter,
@@ -61,17 +65,25 @@ export class OpenConnections {
             countPools(current, agent.freeSockets as Pools, HTTP_CONNECTION_STATE_VALUE_IDLE, agent);
         }
 
-        for (const series of current.values()) {
+        for (const [key, series] of current) {
             result.observe(series.count, series.attributes);
+            this.known.set(key, series.attributes);
         }
 
-        for (const [key, series] of this.reported) {
+        for (const [key, attributes] of this.known) {
             if (!current.has(key)) {
-                result.observe(0, series.attributes);
+                result.observe(0, attributes);
             }
         }
 
-        this.reported = current;
+        if (this.known.size > knownSeriesLimit) {
+            // Only a client talking to thousands of servers gets here: forget those with no connection.
+            for (const key of this.known.keys()) {
+                if (!current.has(key)) {
+                    this.known.delete(key);
+                }
+            }
+        }
     }
 }
 

@@ -192,4 +192,39 @@ describe('optional client metrics', () => {
         await expect.poll(connections).toEqual({ active: 0, idle: 0 });
         await close();
     });
+
+    it('http.client.open_connections: a server at an IPv6 address is named by its address and port', async (ctx) => {
+        const v6 = createServer((_req, res) => res.end('ok'));
+        v6.listen(0, '::1');
+        const listening = await Promise.race([
+            once(v6, 'listening').then(() => true),
+            once(v6, 'error').then(() => false)
+        ]);
+        if (!listening) {
+            // A machine without IPv6 loopback cannot run this one.
+            ctx.skip();
+        }
+
+        const v6Port = (v6.address() as AddressInfo).port;
+        const { api, otel, close } = instrumented(true);
+        try {
+            await api.get(`http://[::1]:${v6Port}/`);
+            await expect
+                .poll(async () => (await otel.metrics()).get(METRIC_HTTP_CLIENT_OPEN_CONNECTIONS)?.points)
+                .toEqual([
+                    {
+                        attributes: {
+                            [ATTR_HTTP_CONNECTION_STATE]: 'idle',
+                            [ATTR_SERVER_ADDRESS]: '::1',
+                            [ATTR_SERVER_PORT]: v6Port
+                        },
+                        value: 1
+                    }
+                ]);
+        } finally {
+            await close();
+            v6.closeAllConnections();
+            v6.close();
+        }
+    });
 });
