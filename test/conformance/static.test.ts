@@ -388,13 +388,14 @@ describe('Conformance with @hapi/inert: the directory handler (spec 2.8)', () =>
         await sameForAll({ routes: [directoryRoute({})] }, [...files, ...directories, ...traversal]);
     });
 
+    // Every pair of index × redirectToSlash × defaultExtension; showHidden alternates so that each
+    // index form meets both of its values (the full product only doubles the run time).
     const combinations: Array<Record<string, unknown>> = [];
     for (const index of [true, false, 'main.htm', ['missing.html', 'main.htm', 'index.html']]) {
         for (const redirectToSlash of [true, false]) {
             for (const defaultExtension of [undefined, 'html']) {
-                for (const showHidden of [false, true]) {
-                    combinations.push({ index, redirectToSlash, defaultExtension, showHidden });
-                }
+                const showHidden = combinations.length % 3 === 0;
+                combinations.push({ index, redirectToSlash, defaultExtension, showHidden });
             }
         }
     }
