@@ -28,6 +28,7 @@ import {
 } from './proxy.js';
 import { redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {
+    attemptsOf,
     discardResponse,
     isRetryableError,
     type RetryPolicy,
@@ -541,6 +542,10 @@ export class RequestFlow {
     }
 
     private finish(res: IncomingMessage): void {
+        if (this.retry !== undefined) {
+            attemptsOf.set(res, this.retryCount + 1);
+        }
+
         this.settle();
         this.resolve(res);
     }
