@@ -26,7 +26,7 @@ import {
     usesProxy,
     watchProxy
 } from './proxy.js';
-import { redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
+import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {
     attemptsOf,
     discardResponse,
@@ -119,6 +119,8 @@ export class RequestFlow {
     private retry: RetryPolicy | undefined;
     private retryCount = 0;
     private retryTimer: NodeJS.Timeout | undefined;
+    // The redirect responses so far: `data` of the errors that end the chain.
+    private trace: RedirectHop[] | undefined;
 
     constructor(private readonly context: ClientContext) {
         this.promise = new Promise<IncomingMessage>((resolve, reject) => {
@@ -383,19 +385,22 @@ export class RequestFlow {
         res.destroy();
         // The stream payload goes to the next hop, not to this finished one.
         this.replay?.detach();
+        const from = this.destination;
+        // Only requests that redirect pay for the trace.
+        this.trace ??= [];
+        this.trace.push({ method: this.method, url: from.href });
         if (options.redirects === 0) {
-            this.fail(badUpstream('Maximum redirections reached'));
+            this.fail(badUpstream('Maximum redirections reached', this.trace));
             return;
         }
 
-        const from = this.destination;
-        const target = resolveRedirect(from.href, res.headers.location);
+        const target = resolveRedirect(from.href, res.headers.location, this.trace);
         if (!(target instanceof URL)) {
             this.fail(target);
             return;
         }
 
-        const next = redirectOptions(options, statusCode, from.origin, target.origin);
+        const next = redirectOptions(options, redirectMethod, from.origin, target.origin);
 
         if (next.beforeRedirect === undefined) {
             this.redirect(redirectMethod, statusCode, target, next);

@@ -116,7 +116,7 @@ describe('7. Errors', () => {
                 ['/html?status=200', { json: 'strict' }, 406],
                 ['/bad-json?status=200', { json: true }, 502],
                 ['/?status=200', { maxBytes: 1 }, 413],
-                ['/stall', { timeout: 20 }, 408],
+                ['/stall', { timeout: 300 }, 408],
                 ['/cut', {}, 500],
                 ['/html?status=404', { maxBytes: 1 }, 413]
             ];
