@@ -28,6 +28,7 @@ import {
 } from './proxy.js';
 import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {
+    attemptsOf,
     discardResponse,
     isRetryableError,
     type RetryPolicy,
@@ -112,14 +113,14 @@ export class RequestFlow {
     private timeoutMs = 0;
     private hopEnded = true;
     private redirectCount = 0;
-    // The redirect responses so far: `data` of the errors that end the chain.
-    private trace: RedirectHop[] | undefined;
     // The proxy the current hop goes through, if any.
     private proxy: ProxyRoute | undefined;
     // With the `retry` option: the policy, the retries made so far and the wait before the next one.
     private retry: RetryPolicy | undefined;
     private retryCount = 0;
     private retryTimer: NodeJS.Timeout | undefined;
+    // The redirect responses so far: `data` of the errors that end the chain.
+    private trace: RedirectHop[] | undefined;
 
     constructor(private readonly context: ClientContext) {
         this.promise = new Promise<IncomingMessage>((resolve, reject) => {
@@ -552,6 +553,10 @@ export class RequestFlow {
     }
 
     private finish(res: IncomingMessage): void {
+        if (this.retry !== undefined) {
+            attemptsOf.set(res, this.retryCount + 1);
+        }
+
         this.settle();
         this.resolve(res);
     }
