@@ -52,7 +52,7 @@ export function createDirectoryHandler(
         }
 
         const requested = String(request.params[parameter] ?? '');
-        if (requested.includes('\0') || (!settings.showHidden && isHidden(requested))) {
+        if (requested.includes('\0')) {
             return notFound();
         }
 
@@ -70,7 +70,8 @@ export function createDirectoryHandler(
             }
         }
 
-        throw lastError;
+        // No root at all (a path function returned []) serves nothing: a miss, as for a missing file.
+        throw lastError ?? notFound();
     };
 }
 
@@ -136,7 +137,7 @@ function rootsOf(path: string | string[] | Error, relativeTo: string): string[] 
     return list.map((root) => Path.resolve(relativeTo, root));
 }
 
-/** Any segment starting with a dot (`.git/config`, `a/.env`) hides the resource unless `showHidden`. */
+/** Any segment starting with a dot (`.git/config`, `a/.env`) hides the resource unless `showHidden`; a backslash counts as a separator too. */
 function isHidden(requested: string): boolean {
     return requested.split(/[/\\]/).some((segment) => segment.startsWith('.'));
 }
@@ -157,7 +158,13 @@ async function serveFromRoot(
     const joined = Path.join(root, requested);
     const path = joined.length > 1 && joined.endsWith(Path.sep) ? joined.slice(0, -1) : joined;
     if (!isWithin(path, root)) {
+        // Spec 7.5: a way out of the root (`..%2f`, a sibling sharing the root's name prefix) is 403.
         throw forbidden(null, { path });
+    }
+
+    // Judged on the path once `..` is resolved: `..` itself is a way out (above), not a hidden name.
+    if (!settings.showHidden && isHidden(Path.relative(root, path))) {
+        throw notFound();
     }
 
     const withBody = needsBody(request);
@@ -167,10 +174,6 @@ async function serveFromRoot(
     }
 
     releaseFile(found);
-    if (settings.index.length === 0 && !settings.listing) {
-        throw forbidden(null, { path });
-    }
-
     const pathname = request.url.pathname;
     if (
         settings.redirectToSlash &&
@@ -184,6 +187,10 @@ async function serveFromRoot(
         }
 
         return h.redirect(`${location}/${request.url.search}`);
+    }
+
+    if (settings.index.length === 0 && !settings.listing) {
+        throw forbidden(null, { path });
     }
 
     for (const name of settings.index) {

@@ -38,6 +38,32 @@ describe('2.6 Error object: properties and shape', () => {
         expect(new Error('x')).not.toBeInstanceOf(HttpError);
     });
 
+    it('instanceof a subclass holds for the errors that subclass made, and only those', () => {
+        class NotFoundError extends HttpError {}
+        class GoneError extends HttpError {}
+        class MissingPageError extends NotFoundError {}
+        const made = new NotFoundError('no such page', { statusCode: 404 });
+        const deeper = new MissingPageError('no such page either', { statusCode: 404 });
+        const decorated = new NotFoundError(new Error('wrapped'), { statusCode: 404 });
+        for (const error of [made, deeper, decorated]) {
+            expect(error instanceof NotFoundError).toBe(true);
+            expect(error instanceof HttpError).toBe(true);
+            expect(error instanceof GoneError).toBe(false);
+            expect(isHttpError(error, 404)).toBe(true);
+        }
+
+        expect(deeper instanceof MissingPageError).toBe(true);
+        expect(made instanceof MissingPageError).toBe(false);
+        expect(made.typeof).toBe(NotFoundError);
+        for (const other of [errors.notFound(), new HttpError('x', { statusCode: 404 }), new GoneError('gone')]) {
+            expect(other instanceof NotFoundError).toBe(false);
+            expect(other instanceof HttpError).toBe(true);
+        }
+
+        expect(new Error('plain') instanceof NotFoundError).toBe(false);
+        expect((null as unknown as object) instanceof NotFoundError).toBe(false);
+    });
+
     it('lets output be edited, and reformat() rebuilds the payload from the status (payload edits lost)', () => {
         const error = errors.badRequest('bad');
         error.output.payload.extra = 'lost';
@@ -167,7 +193,8 @@ describe('4.B toHttpError(err, {statusCode, message, decorate, override})', () =
         const err = new Error('failed');
         const error = toHttpError(err);
         expect(error).toBe(err);
-        expect(Object.keys(error)).toStrictEqual(['data', 'isHttpError', 'isServer', 'output']);
+        // The key order of @hapi/boom's decorated errors.
+        expect(Object.keys(error)).toStrictEqual(['isHttpError', 'isServer', 'data', 'output']);
         expect(error.data).toBeNull();
         expect(error.isServer).toBe(true);
         expect(error.typeof).toBe(toHttpError);

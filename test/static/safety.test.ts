@@ -222,3 +222,33 @@ describe('Safety: large files stream with constant memory', () => {
         expect(peak - before).toBeLessThan(96 * 1024 * 1024);
     }, 30_000);
 });
+
+describe('Safety: 7.5 a directory request resolving outside the root is 403 Forbidden', () => {
+    beforeAll(() => {
+        // A sibling whose name starts with the root's name: a prefix test on strings would let it through.
+        Fs.mkdirSync(join(fixture.base, 'root-sibling'), { recursive: true });
+        Fs.writeFileSync(join(fixture.base, 'root-sibling', 'x.txt'), 'sibling secret');
+    });
+
+    it.each([
+        '..%2foutside%2fsecret.txt',
+        '..%2Foutside%2Fsecret.txt',
+        '..%2froot-sibling%2fx.txt',
+        '..%2froot-sibling',
+        '..%2f',
+        '..%2f..',
+        'a%2f..%2f..%2froot-sibling%2fx.txt',
+        '..%2f..%2f..%2fetc%2fpasswd'
+    ])('%s through the parameter answers 403, with or without showHidden', async (vector) => {
+        for (const prefix of ['/static/', '/hidden-ok/']) {
+            const res = await rawGet(`${prefix}${vector}`);
+            expect(res.status, `${prefix}${vector}`).toBe(403);
+            expect(res.body).not.toContain('secret');
+        }
+    });
+
+    it('still hides a hidden name reached through .. inside the root', async () => {
+        expect((await rawGet('/static/a%2f..%2f.env')).status).toBe(404);
+        expect((await rawGet('/static/a%2f..%2fhello.txt')).status).toBe(200);
+    });
+});
