@@ -79,8 +79,18 @@ export class PayloadReplay {
             target.write(chunk);
         }
 
-        if (this.ended) {
+        if (this.ended || (!this.listening && this.source.readableEnded)) {
+            // Ended already (here, or before it was given to us): 'end' will not come again.
+            this.ended = true;
+            this.detach();
             target.end();
+            return;
+        }
+
+        if (!this.listening && this.source.destroyed) {
+            // Destroyed without an error: no data and no 'end' will ever come.
+            this.detach();
+            this.handleError(new Error('The stream payload was destroyed before it was sent'));
             return;
         }
 
