@@ -3,7 +3,7 @@ import type { HttpError } from '../errors/index.js';
 import { clientFailure } from './errors.js';
 
 /**
- * How much of a stream payload is kept so that a later request (a 307/308 redirect) can send it
+ * How much of a stream payload is kept so that a later request (a redirect that keeps the payload) can send it
  * again: 1 MiB. A larger stream is still sent in full the first time; only a re-send is refused.
  */
 export const streamReplayLimit = 1024 * 1024;
