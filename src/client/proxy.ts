@@ -62,6 +62,14 @@ function parseProxy(value: string | URL): URL | string {
         return `must be an http: or https: URL, got ${url.protocol}`;
     }
 
+    try {
+        // The agents send the credentials decoded: a malformed escape would fail every request.
+        decodeURIComponent(url.username);
+        decodeURIComponent(url.password);
+    } catch {
+        return 'has a user name or password that is not valid percent-encoding';
+    }
+
     return url;
 }
 

@@ -599,7 +599,11 @@ describe('proxy: option checks', () => {
     const bad: [unknown, string][] = [
         [42, 'Option proxy must be a proxy URL (a string or a URL), true (from the environment) or false, got number'],
         ['not a url', 'Option proxy must be a valid URL such as http://proxy.internal:3128'],
-        ['ftp://proxy.internal', 'Option proxy must be an http: or https: URL, got ftp:']
+        ['ftp://proxy.internal', 'Option proxy must be an http: or https: URL, got ftp:'],
+        [
+            'http://user:%E0%A4%A@proxy.internal',
+            'Option proxy has a user name or password that is not valid percent-encoding'
+        ]
     ];
     for (const [value, message] of bad) {
         it(`refuses ${JSON.stringify(value)} naming the option`, async () => {
