@@ -62,6 +62,14 @@ function parseProxy(value: string | URL): URL | string {
         return `must be an http: or https: URL, got ${url.protocol}`;
     }
 
+    try {
+        // The agents send the credentials decoded: a malformed escape would fail every request.
+        decodeURIComponent(url.username);
+        decodeURIComponent(url.password);
+    } catch {
+        return 'has a user name or password that is not valid percent-encoding';
+    }
+
     return url;
 }
 
@@ -164,49 +172,72 @@ export function redactedProxy(url: URL): string {
     return `${url.protocol}//${credentials}${url.host}`;
 }
 
-interface ProxyPools {
-    http: Map<string, HttpProxyAgent<string>>;
-    https: Map<string, HttpsProxyAgent<string>>;
-}
+type ProxyAgent = HttpProxyAgent<string> | HttpsProxyAgent<string>;
 
 // One pool per proxy (and per CONNECT credential), kept alive like the direct ones, for as long as
 // the client's agents live: clients derived with defaults() share them.
-const poolsByAgents = new WeakMap<Agents, ProxyPools>();
+const poolsByAgents = new WeakMap<Agents, Map<string, ProxyAgent>>();
+
+/**
+ * How many proxy pools a client keeps. Proxies are few, but credentials can vary per request (a
+ * rotating token in the URL or the header): the least recently used pool beyond this goes, so
+ * nothing grows without bound.
+ */
+export const proxyPoolLimit = 64;
 
 function proxyAgent(
     agents: Agents,
     url: URL,
     isHttps: boolean,
     credential: string | number | readonly string[] | undefined
-): HttpProxyAgent<string> | HttpsProxyAgent<string> {
+): ProxyAgent {
     let pools = poolsByAgents.get(agents);
     if (pools === undefined) {
-        pools = { http: new Map(), https: new Map() };
+        pools = new Map();
         poolsByAgents.set(agents, pools);
     }
 
-    const options = { keepAlive: true, maxSockets: Number.POSITIVE_INFINITY };
-    if (!isHttps) {
-        let agent = pools.http.get(url.href);
-        if (agent === undefined) {
-            agent = new HttpProxyAgent(url, options);
-            pools.http.set(url.href, agent);
-        }
-
+    const key = `${isHttps ? 'tunnel' : 'forward'} ${url.href}${credential === undefined ? '' : `\n${String(credential)}`}`;
+    let agent = pools.get(key);
+    if (agent !== undefined) {
+        // Most recently used last: the Map's order is the eviction order.
+        pools.delete(key);
+        pools.set(key, agent);
         return agent;
     }
 
-    const key = credential === undefined ? url.href : `${url.href}\n${String(credential)}`;
-    let agent = pools.https.get(key);
-    if (agent === undefined) {
-        agent = new HttpsProxyAgent(
-            url,
-            credential === undefined ? options : { ...options, headers: { 'Proxy-Authorization': String(credential) } }
-        );
-        pools.https.set(key, agent);
+    const options = { keepAlive: true, maxSockets: Number.POSITIVE_INFINITY };
+    agent = isHttps
+        ? new HttpsProxyAgent(
+              url,
+              credential === undefined
+                  ? options
+                  : { ...options, headers: { 'Proxy-Authorization': String(credential) } }
+          )
+        : new HttpProxyAgent(url, options);
+    pools.set(key, agent);
+    if (pools.size > proxyPoolLimit) {
+        const [oldestKey, oldest] = pools.entries().next().value as [string, ProxyAgent];
+        pools.delete(oldestKey);
+        retire(oldest);
     }
 
     return agent;
+}
+
+/** Closes a pool's idle connections; those in use close when their request is done. */
+function retire(agent: ProxyAgent): void {
+    agent.keepAlive = false;
+    for (const sockets of Object.values(agent.freeSockets)) {
+        for (const socket of sockets ?? []) {
+            socket.destroy();
+        }
+    }
+}
+
+/** The number of proxy pools of a client's agents (for tests and diagnostics). */
+export function proxyPoolCount(agents: Agents): number {
+    return poolsByAgents.get(agents)?.size ?? 0;
 }
 
 /** Follows a proxied request: whether it got a socket, and the proxy's answer to CONNECT. */

@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Client, type ClientEvents } from '../../src/client/index.js';
+import { proxyPoolCount, proxyPoolLimit } from '../../src/client/proxy.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { type Echo, echo, startHttp, startHttps, type TestServer } from './helpers.js';
 
@@ -24,13 +25,20 @@ interface TestProxy {
     tunnels: { target: string; headers: http.IncomingHttpHeaders }[];
     /** TCP connections accepted from clients. */
     connections: number;
+    /** The client connections open now. */
+    open: Set<net.Socket>;
     close(): Promise<void>;
 }
 
 async function startProxy(credentials?: string): Promise<TestProxy> {
     const sockets = new Set<net.Socket>();
     const expected = credentials === undefined ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`;
-    const proxy: Omit<TestProxy, 'url' | 'port' | 'close'> = { forwarded: [], tunnels: [], connections: 0 };
+    const proxy: Omit<TestProxy, 'url' | 'port' | 'close'> = {
+        forwarded: [],
+        tunnels: [],
+        connections: 0,
+        open: new Set()
+    };
     const server = http.createServer((req, res) => {
         proxy.forwarded.push({ url: req.url ?? '', headers: req.headers });
         if (expected !== undefined && req.headers['proxy-authorization'] !== expected) {
@@ -60,7 +68,11 @@ async function startProxy(credentials?: string): Promise<TestProxy> {
     server.on('connection', (socket: net.Socket) => {
         proxy.connections++;
         sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
+        proxy.open.add(socket);
+        socket.on('close', () => {
+            sockets.delete(socket);
+            proxy.open.delete(socket);
+        });
     });
     server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
         proxy.tunnels.push({ target: req.url ?? '', headers: req.headers });
@@ -97,6 +109,18 @@ async function startProxy(credentials?: string): Promise<TestProxy> {
             return new Promise<void>((resolve) => server.close(() => resolve()));
         }
     });
+}
+
+/** Connections open at the proxies (client side of each, as the proxy sees them). */
+function openSockets(): number {
+    return proxy.open.size;
+}
+
+/** Lets I/O run (no timers) until `done()` holds. */
+async function until(done: () => boolean): Promise<void> {
+    while (!done()) {
+        await new Promise((resolve) => setImmediate(resolve));
+    }
 }
 
 /** Direct connections to the made-up host names of these tests land on loopback too. */
@@ -224,6 +248,19 @@ describe('proxy: http targets go to the proxy in absolute form', () => {
 
         expect(proxy.forwarded).toHaveLength(3);
         expect(proxy.connections - before).toBe(1);
+    });
+
+    it('keeps at most proxyPoolLimit pools: rotating credentials do not grow them without bound', async () => {
+        const user = freshClient();
+        const before = openSockets();
+        for (let i = 0; i < proxyPoolLimit + 6; i++) {
+            await user.get(`${origin.url}/rotating`, { proxy: `http://user${i}:pw@127.0.0.1:${proxy.port}` });
+        }
+
+        expect(proxy.forwarded).toHaveLength(proxyPoolLimit + 6);
+        expect(proxyPoolCount(user.agents)).toBe(proxyPoolLimit);
+        // The retired pools closed their idle connections.
+        await until(() => openSockets() - before <= proxyPoolLimit);
     });
 
     it('is also taken from defaults()', async () => {
@@ -562,7 +599,11 @@ describe('proxy: option checks', () => {
     const bad: [unknown, string][] = [
         [42, 'Option proxy must be a proxy URL (a string or a URL), true (from the environment) or false, got number'],
         ['not a url', 'Option proxy must be a valid URL such as http://proxy.internal:3128'],
-        ['ftp://proxy.internal', 'Option proxy must be an http: or https: URL, got ftp:']
+        ['ftp://proxy.internal', 'Option proxy must be an http: or https: URL, got ftp:'],
+        [
+            'http://user:%E0%A4%A@proxy.internal',
+            'Option proxy has a user name or password that is not valid percent-encoding'
+        ]
     ];
     for (const [value, message] of bad) {
         it(`refuses ${JSON.stringify(value)} naming the option`, async () => {
