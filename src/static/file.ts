@@ -2,6 +2,7 @@ import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import type { Request, ResponseObject } from '@hapi/hapi';
 import { forbidden, preconditionFailed } from '../errors/index.js';
+import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
 import { assertOption, type FileSettings } from './file-options.js';
 import { type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
@@ -149,7 +150,7 @@ function answerConditions(
         }
     }
 
-    if (file.fd === null && request.method !== 'head') {
+    if (file.fd === null && file.contents === null && request.method !== 'head') {
         // The conditions did not spare the body after all: open the file and describe what is sent.
         const opened = findFile(state, request, source.path, source.confineDir, settings, true);
         source.file = opened;
@@ -213,14 +214,36 @@ function assertRegularFile(file: FoundFile, path: string): void {
     }
 }
 
-/** Synchronous when the tag is known: only a file not hashed yet costs an await. */
+/**
+ * Synchronous when the tag is known or the file is small: a small file is read once, here, and the
+ * same bytes are hashed and sent. Only a large file not hashed yet costs an await.
+ */
 function entityTag(
     state: StaticState,
     settings: FileSettings,
     file: FoundFile
 ): string | null | Promise<string | null> {
     const known = state.etags.known(settings.etagMethod, file.path, file.stats);
-    return known === undefined ? state.etags.tag(settings.etagMethod, file.path, file.stats) : known;
+    if (known !== undefined) {
+        return known;
+    }
+
+    if (file.stats.size <= cachedFileLimit && (file.contents !== null || file.fd !== null)) {
+        return state.etags.tagOf(file.path, file.stats, contentsOf(state, file));
+    }
+
+    return state.etags.tag(settings.etagMethod, file.path, file.stats);
+}
+
+/** The whole of a small open file, read once and offered to the content cache. */
+function contentsOf(state: StaticState, file: FoundFile): Buffer {
+    if (file.contents === null) {
+        const size = file.stats.size;
+        file.contents = size === 0 ? emptyBody : readBytes(file.fd!, file.path, 0, size);
+        state.contents.set(file.path, file.stats, file.contents);
+    }
+
+    return file.contents;
 }
 
 function setValidators(response: ResponseObject, state: StaticState, file: FoundFile, etag: string | null): void {
@@ -252,22 +275,32 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
 
 async function marshalFileResponse(response: ResponseObject): Promise<Buffer | Fs.ReadStream> {
     const source = response.source as FileSource;
+    const { state } = source;
     const file = source.file!;
-    if (file.fd === null) {
+    if (file.fd === null && file.contents === null) {
         // HEAD: hapi only asks for the length, which is already set.
         return emptyBody;
     }
 
+    if (file.contents !== null || file.stats.size <= cachedFileLimit) {
+        // Small files are read whole (once, kept for the next request) and sliced for a range.
+        try {
+            return contentsOf(state, file).subarray(source.offset, source.offset + source.length);
+        } finally {
+            releaseFile(file);
+        }
+    }
+
     if (source.length <= bufferedFileLimit) {
         try {
-            return source.length === 0 ? Buffer.alloc(0) : readBytes(file.fd, file.path, source.offset, source.length);
+            return source.length === 0 ? Buffer.alloc(0) : readBytes(file.fd!, file.path, source.offset, source.length);
         } finally {
             releaseFile(file);
         }
     }
 
     const stream = Fs.createReadStream(file.path, {
-        fd: file.fd,
+        fd: file.fd!,
         start: source.offset,
         end: source.offset + source.length - 1,
         highWaterMark: streamChunkSize

@@ -12,6 +12,11 @@ export interface FoundFile {
     path: string;
     stats: Stats;
     fd: number | null;
+    /**
+     * The file's bytes when they are already in memory: from the content cache (then `fd` is null,
+     * no descriptor was opened) or read once for the ETag and the body alike.
+     */
+    contents: Buffer | null;
     /** The content encoding of a pre-compressed variant, null for the file itself. */
     encoding: string | null;
 }
@@ -132,12 +137,21 @@ function inspect(
         }
 
         if (!withBody) {
-            return { path: target, stats: statPath(target), fd: null, encoding };
+            return { path: target, stats: statPath(target), fd: null, contents: null, encoding };
+        }
+
+        // A small file read before costs one stat instead of open, fstat, read and close.
+        if (state.contents.has(target)) {
+            const stats = statPath(target);
+            const contents = state.contents.get(target, stats);
+            if (contents !== null) {
+                return { path: target, stats, fd: null, contents, encoding };
+            }
         }
 
         const fd = openFile(target);
         try {
-            return { path: target, stats: statFd(fd, target), fd, encoding };
+            return { path: target, stats: statFd(fd, target), fd, contents: null, encoding };
         } catch (err) {
             closeFile(fd);
             throw err;
