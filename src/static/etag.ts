@@ -67,6 +67,11 @@ export class EtagCache {
         return tag;
     }
 
+    /** Remembers a tag computed elsewhere (from the bytes of a response as they were streamed). */
+    remember(path: string, stats: Stats, tag: string): void {
+        this.#remember(keyOf(path, stats), tag);
+    }
+
     #hash(key: string, path: string): Promise<string> {
         const pending = this.#pending.get(key);
         if (pending) {
