@@ -10,7 +10,14 @@ const keyAttributes = [
     'http.response.status_code',
     'error.type',
     'http.request.resend_count',
-    'url.template'
+    'url.template',
+    'http.response.body.size',
+    // What the static plugin served (traced file serving).
+    'file.path',
+    'file.size',
+    'tracewire.static.encoding',
+    'tracewire.static.etag',
+    'tracewire.static.range'
 ];
 
 const durationMs = ([seconds, nanos]) => seconds * 1e3 + nanos / 1e6;
@@ -58,20 +65,35 @@ function printSpan(span, children, indent, last) {
     });
 }
 
-/** Count, mean and max of each data point of the duration histograms. */
-export function printHistograms(resourceMetrics) {
+/**
+ * Each metric with its points: count, mean and max of a histogram (in ms for durations, bytes for
+ * sizes), the value of a counter or gauge.
+ */
+export function printMetrics(resourceMetrics) {
     for (const scope of resourceMetrics.scopeMetrics) {
         for (const metric of scope.metrics) {
-            console.log(`\n${metric.descriptor.name} (${metric.descriptor.unit})`);
+            const { name, unit } = metric.descriptor;
+            console.log(`\n${name} (${unit})`);
             for (const point of metric.dataPoints) {
-                const { count, sum, max } = point.value;
                 const labels = Object.entries(point.attributes)
                     .filter(([key]) => key !== 'server.address' && key !== 'network.protocol.version')
-                    .map(([key, value]) => `${key.replace(/^http\.(request\.|response\.)?/, '')}=${value}`)
+                    .map(([key, value]) => `${key.replace(/^http\.(request\.|response\.|connection\.)?/, '')}=${value}`)
                     .join(' ');
-                const mean = ((sum / count) * 1e3).toFixed(1);
-                console.log(`  ${labels.padEnd(72)} count=${count}  mean=${mean} ms  max=${(max * 1e3).toFixed(1)} ms`);
+                console.log(`  ${labels.padEnd(72)} ${describeValue(point.value, unit)}`);
             }
         }
     }
+}
+
+function describeValue(value, unit) {
+    if (typeof value === 'number') {
+        return `value=${value}`;
+    }
+
+    const { count, sum, max } = value;
+    if (unit === 's') {
+        return `count=${count}  mean=${((sum / count) * 1e3).toFixed(1)} ms  max=${(max * 1e3).toFixed(1)} ms`;
+    }
+
+    return `count=${count}  mean=${(sum / count).toFixed(0)} ${unit}  max=${max} ${unit}`;
 }

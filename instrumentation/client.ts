@@ -1,15 +1,13 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import { Agent, type ClientRequest, type IncomingMessage } from 'node:http';
 import {
     type Attributes,
     context,
-    type Histogram,
     propagation,
     type Span,
     SpanKind,
     SpanStatusCode,
     type Tracer,
-    trace,
-    ValueType
+    trace
 } from '@opentelemetry/api';
 import { isTracingSuppressed } from '@opentelemetry/core';
 import {
@@ -22,9 +20,12 @@ import {
     ATTR_SERVER_ADDRESS,
     ATTR_SERVER_PORT,
     ATTR_URL_FULL,
-    ERROR_TYPE_VALUE_OTHER,
-    METRIC_HTTP_CLIENT_REQUEST_DURATION
+    ERROR_TYPE_VALUE_OTHER
 } from '@opentelemetry/semantic-conventions';
+import {
+    ATTR_HTTP_REQUEST_BODY_SIZE,
+    ATTR_HTTP_RESPONSE_BODY_SIZE
+} from '@opentelemetry/semantic-conventions/incubating';
 import {
     ATTR_URL_TEMPLATE,
     addHeaderAttributes,
@@ -35,7 +36,10 @@ import {
     serverAddress,
     serverPort
 } from './attributes.js';
-import { DURATION_BUCKETS, guarded, type ProviderConfig, reportError, resolveProviders } from './providers.js';
+import { type BodyCount, countIncomingBody, countOutgoingBody } from './body-size.js';
+import { OpenConnections } from './connection-pool.js';
+import { createHttpMetrics, type HttpMetrics } from './metrics.js';
+import { guarded, type ProviderConfig, reportError, resolveProviders } from './providers.js';
 
 /** The URL the client hands to `preRequest` and back in `response`: one object per request hop. */
 export interface HopUri extends URL {
@@ -45,6 +49,8 @@ export interface HopUri extends URL {
     headers: Record<string, string | number | readonly string[] | undefined>;
     /** 0 for the first request, n for the n-th redirect hop. */
     redirectCount: number;
+    /** 0 for the first attempt, n for the n-th retry (clients with the `retry` option). */
+    retryCount?: number;
 }
 
 /** The effective request options of a hop, as far as the instrumentation reads them. */
@@ -59,19 +65,28 @@ export interface HopOutcome {
     uri: HopUri;
     req: ClientRequest | undefined;
     res: IncomingMessage | undefined;
-    /** The HttpError of a failed hop; undefined for any response, 4xx and 5xx included. */
+    /**
+     * The HttpError of a hop that failed before a response, or the error that cut the response
+     * body short; undefined for a response received whole, 4xx and 5xx included.
+     */
     error: Error | undefined;
 }
 
 export interface ClientInstrumentationConfig extends ProviderConfig {
     /** Called when a hop's span starts, before the trace context is injected. */
     requestHook?: (span: Span, request: { uri: HopUri; options: HopOptions }) => void;
-    /** Called when a hop is over, just before its span ends. */
+    /** Called when a hop is over (its response body received, or the hop failed), just before its span ends. */
     responseHook?: (span: Span, outcome: HopOutcome) => void;
     /** Return true for a request that must get no span, no metric and no injected context. */
     ignoreRequest?: (uri: HopUri, options: HopOptions) => boolean;
     /** Header names recorded as `http.request.header.<name>` and `http.response.header.<name>`. */
     headersToSpanAttributes?: { request?: readonly string[]; response?: readonly string[] };
+    /**
+     * Also record the conventions' `http.client.request.body.size`, `http.client.response.body.size`,
+     * `http.client.active_requests` and `http.client.open_connections`. Default false: only
+     * `http.client.request.duration`.
+     */
+    optionalMetrics?: boolean;
 }
 
 /** The emitter of a client made with `defaults({ events: true })`, as far as listening goes. */
@@ -85,10 +100,15 @@ export interface ClientEventEmitter {
 /** Any tracewire client; only one made with `defaults({ events: true })` can be instrumented. */
 export interface InstrumentableClient {
     readonly events?: ClientEventEmitter | undefined;
+    /** The connection pools, observed by `http.client.open_connections`. */
+    readonly agents?: object | undefined;
 }
 
 export interface ClientInstrumentation {
-    /** Removes every listener the instrumentation added; spans of hops in flight are not ended. */
+    /**
+     * Removes every listener the instrumentation added and stops observing the connection pools.
+     * Hops in flight are not cut short: a hop whose response has arrived still ends with its body.
+     */
     disable(): void;
 }
 
@@ -96,6 +116,16 @@ interface HopRecord {
     readonly span: Span;
     readonly startTime: number;
     readonly metricAttributes: Attributes;
+    /** The caller's AbortSignal: a response cut because it fired is not an error. */
+    readonly signal: AbortSignal | undefined;
+    /** The attributes of `http.client.active_requests`, with `optionalMetrics` only. */
+    readonly activeAttributes: Attributes | undefined;
+    /** Whether the body sizes are wanted (a recording span or the optional metrics). */
+    readonly countsBodies: boolean;
+    requestBody: BodyCount | undefined;
+    responseBody: BodyCount | undefined;
+    details: ResponseDetails | undefined;
+    owner: EventInstrumentation;
 }
 
 interface ResponseDetails {
@@ -112,11 +142,15 @@ interface CodedError {
 // One emitter gets one instrumentation: two would make two spans per hop.
 const instrumented = new WeakSet<object>();
 
+// The hop a response belongs to, found by the shared `end`/`close` listeners below.
+const hopOfResponse = new WeakMap<IncomingMessage, HopRecord>();
+
 /**
  * Subscribes to the event pipeline of a client made with `defaults({ events: true })`: one CLIENT
- * span per request hop (redirects included) following the stable HTTP semantic conventions, the
- * trace context injected into the outgoing headers, and the `http.client.request.duration`
- * histogram. Clients derived from it with `.defaults()` share its emitter, so they are covered too.
+ * span per request hop (redirects included) following the stable HTTP semantic conventions, from
+ * the request to the last byte of its response body, the trace context injected into the outgoing
+ * headers, and the `http.client.request.duration` histogram. Clients derived from it with
+ * `.defaults()` share its emitter, so they are covered too.
  */
 export function instrumentClient(
     client: InstrumentableClient,
@@ -133,7 +167,7 @@ export function instrumentClient(
         throw new Error('instrumentClient(): this client is already instrumented; disable() the first instrumentation');
     }
 
-    const instrumentation = new EventInstrumentation(config);
+    const instrumentation = new EventInstrumentation(config, client);
     events.on('preRequest', instrumentation.onPreRequest);
     events.on('request', instrumentation.onRequest);
     events.on('response', instrumentation.onResponse);
@@ -150,35 +184,45 @@ export function instrumentClient(
             events.removeListener('preRequest', instrumentation.onPreRequest);
             events.removeListener('request', instrumentation.onRequest);
             events.removeListener('response', instrumentation.onResponse);
+            instrumentation.stop();
             instrumented.delete(events);
         }
     };
 }
 
-/** One handler per pipeline event; the state of a hop lives in a WeakMap keyed by its uri. */
+/** One handler per pipeline event; the state of a hop lives in a WeakMap keyed by its uri, then by its response. */
 class EventInstrumentation {
     private readonly tracer: Tracer;
-    private readonly duration: Histogram;
+    private readonly metrics: HttpMetrics;
     private readonly config: ClientInstrumentationConfig;
     private readonly requestHeaders: CapturedHeaders;
     private readonly responseHeaders: CapturedHeaders;
     private readonly hops = new WeakMap<HopUri, HopRecord>();
+    private readonly connections: OpenConnections | undefined;
+    // Agents met on requests (a per-request `agent`, a derived client's own pools), observed with
+    // the client's own; weakly held, so an agent dropped by the application is not kept alive.
+    private readonly agentsSeen = new WeakSet<Agent>();
+    private readonly agentRefs = new Set<WeakRef<Agent>>();
     // `preRequest` and `request` of a hop are emitted in the same tick, around `http.request()`:
     // this links the ClientRequest to the hop that was just started.
     private pending: HopRecord | undefined;
 
-    constructor(config: ClientInstrumentationConfig) {
+    constructor(
+        config: ClientInstrumentationConfig,
+        private readonly client: InstrumentableClient
+    ) {
         const { tracer, meter } = resolveProviders(config);
         this.tracer = tracer;
         this.config = config;
         this.requestHeaders = capturedHeaders(config.headersToSpanAttributes?.request, 'request');
         this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
-        this.duration = meter.createHistogram(METRIC_HTTP_CLIENT_REQUEST_DURATION, {
-            description: 'Duration of HTTP client requests.',
-            unit: 's',
-            valueType: ValueType.DOUBLE,
-            advice: { explicitBucketBoundaries: DURATION_BUCKETS }
-        });
+        this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
+        this.connections =
+            config.optionalMetrics === true ? new OpenConnections(meter, () => this.agents()) : undefined;
+    }
+
+    stop(): void {
+        this.connections?.stop();
     }
 
     // The listeners catch everything: an exception thrown into the client's emit() would break the request.
@@ -194,24 +238,44 @@ class EventInstrumentation {
     readonly onRequest = (req: ClientRequest): void => {
         const hop = this.pending;
         this.pending = undefined;
-        if (hop !== undefined && this.requestHeaders.names.length > 0) {
-            try {
+        if (hop === undefined) {
+            return;
+        }
+
+        try {
+            if (this.requestHeaders.names.length > 0) {
                 this.recordRequestHeaders(hop, req);
-            } catch (err) {
-                reportError('request listener', err);
             }
+
+            if (hop.countsBodies) {
+                hop.requestBody = countOutgoingBody(req);
+            }
+
+            if (this.connections !== undefined) {
+                this.noteAgent((req as { agent?: unknown }).agent);
+            }
+        } catch (err) {
+            reportError('request listener', err);
         }
     };
 
     readonly onResponse = (err: Error | undefined, details: ResponseDetails): void => {
         const hop = details?.uri === undefined ? undefined : this.hops.get(details.uri);
-        if (hop !== undefined) {
-            this.hops.delete(details.uri);
-            try {
-                this.endHop(hop, err, details);
-            } catch (listenerError) {
-                reportError('response listener', listenerError);
+        if (hop === undefined) {
+            return;
+        }
+
+        this.hops.delete(details.uri);
+        try {
+            hop.details = details;
+            const res = details.res;
+            if (err !== undefined || res === undefined) {
+                this.endHop(hop, err, undefined);
+            } else {
+                this.followResponse(hop, res);
             }
+        } catch (listenerError) {
+            reportError('response listener', listenerError);
         }
     };
 
@@ -250,15 +314,36 @@ class EventInstrumentation {
             metricAttributes[ATTR_URL_TEMPLATE] = route;
         }
 
-        if (uri.redirectCount > 0) {
-            attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = uri.redirectCount;
+        // Retries and redirects are both re-sends, counted together as the semantic conventions define it.
+        const resendCount = uri.redirectCount + (uri.retryCount ?? 0);
+        if (resendCount > 0) {
+            attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = resendCount;
         }
 
         const name = route === undefined ? method.spanName : `${method.spanName} ${route}`;
         const span = this.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
-        const hop: HopRecord = { span, startTime: performance.now(), metricAttributes };
+        const optional = this.metrics.optional;
+        // The active-requests counter must go down with the very attributes it went up with.
+        const activeAttributes = optional === undefined ? undefined : { ...metricAttributes };
+        const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
+        const hop: HopRecord = {
+            span,
+            startTime: performance.now(),
+            metricAttributes,
+            signal,
+            activeAttributes,
+            countsBodies: optional !== undefined || span.isRecording(),
+            requestBody: undefined,
+            responseBody: undefined,
+            details: undefined,
+            owner: this
+        };
         this.hops.set(uri, hop);
         this.pending = hop;
+        if (activeAttributes !== undefined) {
+            optional!.activeRequests.add(1, activeAttributes);
+        }
+
         if (requestHook !== undefined) {
             guarded('requestHook', requestHook, span, { uri, options });
         }
@@ -276,43 +361,175 @@ class EventInstrumentation {
         hop.span.setAttributes(attributes);
     }
 
-    private endHop(hop: HopRecord, err: Error | undefined, details: ResponseDetails): void {
+    /**
+     * The headers of the hop's response arrived: record them, then follow the body without
+     * consuming it. The hop ends when the body has been received (`end`) or when the response
+     * closes without it (`close`: destroyed, cut or discarded).
+     */
+    private followResponse(hop: HopRecord, res: IncomingMessage): void {
         const { span, metricAttributes } = hop;
-        const res = details.res;
-        const statusCode = res?.statusCode;
-        if (res !== undefined && statusCode !== undefined) {
-            span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
-            span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, res.httpVersion);
-            metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
-            metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
-            // No network.peer.*: reading a socket's peer is a system call per connection, too dear here.
-            if (this.responseHeaders.names.length > 0) {
-                const headers: Attributes = {};
-                addHeaderAttributes(headers, this.responseHeaders, (name) => res.headers[name]);
-                span.setAttributes(headers);
-            }
+        const statusCode = res.statusCode as number;
+        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
+        span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, res.httpVersion);
+        metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
+        metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
+        // No network.peer.*: reading a socket's peer is a system call per connection, too dear here.
+        if (this.responseHeaders.names.length > 0) {
+            const headers: Attributes = {};
+            addHeaderAttributes(headers, this.responseHeaders, (name) => res.headers[name]);
+            span.setAttributes(headers);
         }
 
-        const errorType = err === undefined ? statusErrorType(statusCode) : failureErrorType(err, statusCode);
+        if (hop.countsBodies) {
+            hop.responseBody = countIncomingBody(res);
+        }
+
+        hopOfResponse.set(res, hop);
+        res.on('end', onResponseEnd);
+        res.on('close', onResponseClose);
+    }
+
+    /** The response body closed before its end: an error unless nothing was lost or the caller asked for it. */
+    responseClosed(hop: HopRecord, res: IncomingMessage): void {
+        const errored = res.errored;
+        if (errored !== null && errored !== undefined) {
+            this.endHop(hop, errored, res);
+        } else if (hop.signal?.aborted === true || res.complete || isRedirect(res.statusCode)) {
+            // A cancellation the caller asked for, a body received whole but left unread, or a 3xx
+            // the client discards to follow the redirect: nothing failed.
+            this.endHop(hop, undefined, res);
+        } else {
+            this.endHop(hop, undefined, res, true);
+        }
+    }
+
+    /**
+     * Ends a hop: its status, sizes and error, the span, then the metric points. `interrupted`
+     * marks a response that closed before its body was received, without an error to say why.
+     */
+    endHop(hop: HopRecord, err: Error | undefined, res: IncomingMessage | undefined, interrupted = false): void {
+        const { span, metricAttributes } = hop;
+        const statusCode = res?.statusCode;
+        const errorType = interrupted
+            ? ERROR_TYPE_VALUE_OTHER
+            : err === undefined
+              ? statusErrorType(statusCode)
+              : failureErrorType(err, statusCode);
         if (errorType !== undefined) {
             span.setAttribute(ATTR_ERROR_TYPE, errorType);
             metricAttributes[ATTR_ERROR_TYPE] = errorType;
-            if (err === undefined) {
-                span.setStatus({ code: SpanStatusCode.ERROR });
-            } else {
+            if (err !== undefined) {
                 span.recordException(causeOf(err) ?? err);
                 span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+            } else if (interrupted) {
+                span.setStatus({
+                    code: SpanStatusCode.ERROR,
+                    message: 'The response closed before its body was received'
+                });
+            } else {
+                span.setStatus({ code: SpanStatusCode.ERROR });
             }
+        }
+
+        // Sizes only for a hop that got a response: before one, nothing says what reached the server.
+        const requestBody = res === undefined ? undefined : hop.requestBody;
+        const responseBody = res === undefined ? undefined : hop.responseBody;
+        if (requestBody !== undefined) {
+            span.setAttribute(ATTR_HTTP_REQUEST_BODY_SIZE, requestBody.bytes);
+        }
+
+        if (responseBody !== undefined) {
+            span.setAttribute(ATTR_HTTP_RESPONSE_BODY_SIZE, responseBody.bytes);
         }
 
         const { responseHook } = this.config;
         if (responseHook !== undefined) {
-            guarded('responseHook', responseHook, span, { uri: details.uri, req: details.req, res, error: err });
+            const details = hop.details;
+            guarded('responseHook', responseHook, span, {
+                uri: details!.uri,
+                req: details!.req,
+                res,
+                error: err
+            });
         }
 
         span.end();
-        this.duration.record((performance.now() - hop.startTime) / 1000, metricAttributes);
+        const { duration, optional } = this.metrics;
+        duration.record((performance.now() - hop.startTime) / 1000, metricAttributes);
+        if (optional !== undefined) {
+            if (requestBody !== undefined) {
+                optional.requestBodySize.record(requestBody.bytes, metricAttributes);
+            }
+
+            if (responseBody !== undefined) {
+                optional.responseBodySize.record(responseBody.bytes, metricAttributes);
+            }
+
+            optional.activeRequests.add(-1, hop.activeAttributes);
+        }
     }
+
+    private noteAgent(agent: unknown): void {
+        if (agent instanceof Agent && !this.agentsSeen.has(agent)) {
+            this.agentsSeen.add(agent);
+            this.agentRefs.add(new WeakRef(agent));
+        }
+    }
+
+    /** The agents whose pools `http.client.open_connections` reports: the client's, then those met on requests. */
+    private *agents(): Generator<Agent> {
+        const pools = this.client.agents as Record<string, unknown> | undefined;
+        if (pools !== undefined && pools !== null) {
+            for (const key of ['http', 'https', 'httpsAllowUnauthorized']) {
+                const agent = pools[key];
+                if (agent instanceof Agent) {
+                    yield agent;
+                }
+            }
+        }
+
+        for (const ref of this.agentRefs) {
+            const agent = ref.deref();
+            if (agent === undefined) {
+                this.agentRefs.delete(ref);
+            } else {
+                yield agent;
+            }
+        }
+    }
+}
+
+function onResponseEnd(this: IncomingMessage): void {
+    const hop = hopOfResponse.get(this);
+    if (hop === undefined) {
+        return;
+    }
+
+    hopOfResponse.delete(this);
+    try {
+        hop.owner.endHop(hop, undefined, this);
+    } catch (err) {
+        reportError('response end listener', err);
+    }
+}
+
+function onResponseClose(this: IncomingMessage): void {
+    // After `end`, the hop is already over.
+    const hop = hopOfResponse.get(this);
+    if (hop === undefined) {
+        return;
+    }
+
+    hopOfResponse.delete(this);
+    try {
+        hop.owner.responseClosed(hop, this);
+    } catch (err) {
+        reportError('response close listener', err);
+    }
+}
+
+function isRedirect(statusCode: number | undefined): boolean {
+    return statusCode !== undefined && statusCode >= 300 && statusCode < 400;
 }
 
 /** `error.type` of a hop that got a response: its status as a string for 4xx and 5xx. */

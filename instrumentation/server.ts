@@ -3,14 +3,12 @@ import {
     type Attributes,
     type Context,
     context,
-    type Histogram,
     propagation,
     type Span,
     SpanKind,
     SpanStatusCode,
     type Tracer,
-    trace,
-    ValueType
+    trace
 } from '@opentelemetry/api';
 import { isTracingSuppressed } from '@opentelemetry/core';
 import {
@@ -28,13 +26,18 @@ import {
     ATTR_URL_PATH,
     ATTR_URL_QUERY,
     ATTR_URL_SCHEME,
-    ATTR_USER_AGENT_ORIGINAL,
-    METRIC_HTTP_SERVER_REQUEST_DURATION
+    ATTR_USER_AGENT_ORIGINAL
 } from '@opentelemetry/semantic-conventions';
+import {
+    ATTR_HTTP_REQUEST_BODY_SIZE,
+    ATTR_HTTP_RESPONSE_BODY_SIZE
+} from '@opentelemetry/semantic-conventions/incubating';
 import { isHttpError } from '../src/errors/http-error.js';
 import { recordHttpError } from '../src/static/error-span.js';
 import { type NormalizedMethod, normalizeMethod } from './attributes.js';
-import { DURATION_BUCKETS, guarded, type ProviderConfig, resolveProviders } from './providers.js';
+import { type BodyCount, countIncomingBody, countOutgoingBody } from './body-size.js';
+import { createHttpMetrics, type HttpMetrics } from './metrics.js';
+import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
 
 /** The name the tracing plugin registers under, and its key in `request.plugins`. */
 export const TRACING_PLUGIN = 'tracewire-tracing';
@@ -56,7 +59,21 @@ declare module '@hapi/hapi' {
     }
 }
 
-export type TracingOptions = ProviderConfig;
+export interface TracingOptions extends ProviderConfig {
+    /**
+     * Also record the conventions' `http.server.request.body.size`, `http.server.response.body.size`
+     * and `http.server.active_requests`. Default false: only `http.server.request.duration`.
+     */
+    optionalMetrics?: boolean;
+}
+
+/** What the plugin keeps of a request beyond `RequestTracing`. */
+interface TracedRequest extends RequestTracing {
+    readonly requestBody: BodyCount | undefined;
+    readonly responseBody: BodyCount | undefined;
+    /** The attributes of `http.server.active_requests`, with `optionalMetrics` only. */
+    readonly activeAttributes: Attributes | undefined;
+}
 
 /**
  * A hapi plugin that makes a SERVER span per request, following the stable HTTP semantic
@@ -70,21 +87,16 @@ export const tracing: Plugin<TracingOptions> = {
     once: true,
     register(server: Server, options: TracingOptions) {
         const { tracer, meter } = resolveProviders(options ?? {});
-        const duration = meter.createHistogram(METRIC_HTTP_SERVER_REQUEST_DURATION, {
-            description: 'Duration of HTTP server requests.',
-            unit: 's',
-            valueType: ValueType.DOUBLE,
-            advice: { explicitBucketBoundaries: DURATION_BUCKETS }
-        });
+        const metrics = createHttpMetrics(meter, 'server', options?.optionalMetrics === true);
 
         server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
-            guarded('tracing onRequest', startRequest, tracer, request);
+            guarded('tracing onRequest', startRequest, tracer, metrics, request);
             return h.continue;
         });
 
         // Emitted once the response has been sent, or the request abandoned.
         server.events.on('response', (request: Request) => {
-            guarded('tracing response listener', endRequest, duration, request);
+            guarded('tracing response listener', endRequest, metrics, request);
         });
     }
 };
@@ -103,7 +115,7 @@ export function withRequestContext<T>(request: Request, fn: () => T): T {
     return context.with(requestContext(request), fn);
 }
 
-function startRequest(tracer: Tracer, request: Request): void {
+function startRequest(tracer: Tracer, metrics: HttpMetrics, request: Request): void {
     const raw = request.raw.req;
     const parent = propagation.extract(context.active(), raw.headers);
     if (isTracingSuppressed(parent)) {
@@ -153,13 +165,25 @@ function startRequest(tracer: Tracer, request: Request): void {
     }
 
     const span = tracer.startSpan(method.spanName, { kind: SpanKind.SERVER, attributes }, parent);
-    request.plugins[TRACING_PLUGIN] = {
+    const optional = metrics.optional;
+    // Bodies are counted only when something will read the count.
+    const countsBodies = optional !== undefined || span.isRecording();
+    // The active-requests counter must go down with the very attributes it went up with.
+    const activeAttributes = optional === undefined ? undefined : { ...metricAttributes };
+    const traced: TracedRequest = {
         span,
         context: trace.setSpan(parent, span),
         method,
         startTime: performance.now(),
-        metricAttributes
+        metricAttributes,
+        requestBody: countsBodies ? countIncomingBody(raw) : undefined,
+        responseBody: countsBodies ? countOutgoingBody(request.raw.res) : undefined,
+        activeAttributes
     };
+    request.plugins[TRACING_PLUGIN] = traced;
+    if (activeAttributes !== undefined) {
+        optional!.activeRequests.add(1, activeAttributes);
+    }
 }
 
 interface HapiResponseLike {
@@ -167,8 +191,8 @@ interface HapiResponseLike {
     _error?: unknown;
 }
 
-function endRequest(duration: Histogram, request: Request): void {
-    const tracing = request.plugins[TRACING_PLUGIN];
+function endRequest(metrics: HttpMetrics, request: Request): void {
+    const tracing = request.plugins[TRACING_PLUGIN] as TracedRequest | undefined;
     if (tracing === undefined) {
         return;
     }
@@ -205,6 +229,38 @@ function endRequest(duration: Histogram, request: Request): void {
         );
     }
 
+    const requestBytes = tracing.requestBody?.bytes;
+    const responseBytes =
+        tracing.responseBody === undefined ? undefined : responseBodySize(request, statusCode, tracing.responseBody);
+    if (requestBytes !== undefined) {
+        span.setAttribute(ATTR_HTTP_REQUEST_BODY_SIZE, requestBytes);
+    }
+
+    if (responseBytes !== undefined) {
+        span.setAttribute(ATTR_HTTP_RESPONSE_BODY_SIZE, responseBytes);
+    }
+
     span.end();
-    duration.record((performance.now() - tracing.startTime) / 1000, metricAttributes);
+    metrics.duration.record((performance.now() - tracing.startTime) / 1000, metricAttributes);
+    const optional = metrics.optional;
+    if (optional !== undefined) {
+        if (requestBytes !== undefined) {
+            optional.requestBodySize.record(requestBytes, metricAttributes);
+        }
+
+        if (responseBytes !== undefined) {
+            optional.responseBodySize.record(responseBytes, metricAttributes);
+        }
+
+        optional.activeRequests.add(-1, tracing.activeAttributes);
+    }
+}
+
+/** The bytes of the response body sent: none for a HEAD, a 204 or a 304, which Node sends without one. */
+function responseBodySize(request: Request, statusCode: number, count: BodyCount): number {
+    if (request.method === 'head' || statusCode === 204 || statusCode === 304 || statusCode < 200) {
+        return 0;
+    }
+
+    return count.bytes;
 }

@@ -1,12 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
+import type { HttpError } from '../errors/index.js';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { responseError } from './errors.js';
-import { assertDefaults, copyHeaders, type StoredDefaults } from './options.js';
+import { assertDefaults, copyHeaders, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
-import { readPayload } from './read.js';
+import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow } from './request-flow.js';
 import type {
     Agents,
@@ -50,7 +51,7 @@ export class Client implements ClientContext {
      */
     defaults(options: DefaultsOptions): Client {
         assertDefaults(options);
-        const { agents, events, ...rest } = options;
+        const { agents, events, ...rest } = withoutUnset(options);
         if (agents !== undefined) {
             assertAgents(agents);
         }
@@ -75,10 +76,14 @@ export class Client implements ClientContext {
         return promise;
     }
 
-    /** Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2). */
-    read<T = unknown>(res: IncomingMessage, options?: ReadOptions | null): Promise<T> {
+    /**
+     * Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2).
+     * Any readable stream works (a hapi request's raw body, a file, `toReadableStream()`); its
+     * `headers`, when it has them, tell the content-type and content-encoding.
+     */
+    read<T = unknown>(res: ReadableSource, options?: ReadOptions | null): Promise<T> {
         const defaults = this.#defaults;
-        const effective = defaults === undefined ? options : { ...defaults, ...options };
+        const effective = defaults === undefined ? options : { ...defaults, ...withoutUnset(options) };
         return readPayload(res, effective) as Promise<T>;
     }
 
@@ -112,21 +117,32 @@ export class Client implements ClientContext {
         return parseCacheControl(field);
     }
 
-    /** Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). */
+    /**
+     * Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). An
+     * error status wins over a body that `json` cannot parse (its raw Buffer is then `data.payload`),
+     * and a failed read carries the response as `data.res`.
+     */
     async #send<T>(
         method: string,
         uri: string | URL,
         options: RequestAndReadOptions | undefined
     ): Promise<ResponseWithPayload<T>> {
         const res = await this.request(method, uri, options);
+        const statusCode = res.statusCode as number;
         // The request already checked these options (defaults were checked by defaults()).
         const defaults = this.#defaults;
-        const payload = (await readPayload(
-            res,
-            defaults === undefined ? options : { ...defaults, ...options },
-            true
-        )) as T;
-        const statusCode = res.statusCode as number;
+        let payload: T;
+        try {
+            payload = (await readPayload(
+                res,
+                defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
+                true,
+                statusCode >= 400
+            )) as T;
+        } catch (err) {
+            throw withResponse(err as HttpError, res);
+        }
+
         if (statusCode < 400) {
             return { res, payload };
         }
@@ -134,4 +150,15 @@ export class Client implements ClientContext {
         const data: ResponseErrorData<T> = { isResponseError: true, headers: res.headers, payload, res };
         throw responseError(statusCode, res.statusMessage as string, data);
     }
+}
+
+/** A read failure of a helper, with the response it was reading as `data.res`. */
+function withResponse(err: HttpError, res: IncomingMessage): HttpError {
+    if (typeof err.data === 'object' && err.data !== null) {
+        (err.data as { res?: IncomingMessage }).res = res;
+    } else {
+        err.data = { res };
+    }
+
+    return err;
 }

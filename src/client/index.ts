@@ -8,6 +8,7 @@ export const client: Client = new Client();
 
 export type { CacheControl } from './cache-control.js';
 export { Client, type ClientEmitter } from './client.js';
+export type { ReadableSource } from './read.js';
 export { clientRequestMarker } from './request-flow.js';
 export type {
     Agents,
@@ -25,5 +26,6 @@ export type {
     RequestUri,
     ResponseDetails,
     ResponseErrorData,
-    ResponseWithPayload
+    ResponseWithPayload,
+    RetryOptions
 } from './types.js';

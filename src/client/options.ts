@@ -1,10 +1,18 @@
 import { Agent as HttpAgent } from 'node:http';
 import type { HttpError } from '../errors/index.js';
 import { invalidOption } from './errors.js';
-import type { DefaultsOptions, EffectiveOptions, OutgoingHeaders, RequestAndReadOptions } from './types.js';
+import { proxyProblem } from './proxy.js';
+import { retryProblem } from './retry.js';
+import type {
+    DefaultsOptions,
+    EffectiveOptions,
+    OutgoingHeaders,
+    RequestAndReadOptions,
+    WithoutNull
+} from './types.js';
 
 /** The options a client keeps as its defaults: `agents` and `events` live on the client itself. */
-export type StoredDefaults = Omit<DefaultsOptions, 'agents' | 'events'>;
+export type StoredDefaults = WithoutNull<Omit<DefaultsOptions, 'agents' | 'events'>>;
 
 // A token per RFC 9110 5.6.2: the only characters allowed in methods and header names.
 const token = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -18,14 +26,15 @@ const unsafeHeaderValue = /[\r\n\0]/;
 export function checkOptions(options: Record<string, unknown>): HttpError | undefined {
     for (const key in options) {
         const value = options[key];
-        // null is how callers say "no payload"; for every other option it is a mistake.
-        if (value === undefined || (value === null && key === 'payload')) {
+        // null or undefined: "not set", whatever the option.
+        if (value === undefined || value === null) {
             continue;
         }
 
         const problem = checkOption(key, value, options);
         if (problem !== undefined) {
-            return invalidOption(`Option ${key} ${problem}`);
+            // A problem with a field of an object option starts with `.field`: `Option retry.limit must...`.
+            return invalidOption(`Option ${key}${problem.charCodeAt(0) === 46 ? '' : ' '}${problem}`);
         }
     }
 
@@ -77,6 +86,10 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return Number.isInteger(value) ? undefined : 'must be an integer';
         case 'signal':
             return value instanceof AbortSignal ? undefined : 'must be an AbortSignal';
+        case 'proxy':
+            return proxyProblem(value);
+        case 'retry':
+            return retryProblem(value);
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':
@@ -101,26 +114,62 @@ export function mergeOptions(
     defaults: StoredDefaults | undefined,
     options: RequestAndReadOptions | undefined
 ): EffectiveOptions {
+    const given = withoutUnset(options);
     // One literal per case, so every merged object gets its shape at once.
     if (defaults === undefined) {
-        return { ...options, headers: copyHeaders(undefined, options?.headers) };
+        return { ...given, headers: copyHeaders(undefined, given?.headers) } as EffectiveOptions;
     }
 
-    return { ...defaults, ...options, headers: copyHeaders(defaults.headers, options?.headers) };
+    return { ...defaults, ...given, headers: copyHeaders(defaults.headers, given?.headers) } as EffectiveOptions;
 }
 
-/** Merges two header sets into a new object with lower-cased names; the second wins. */
-export function copyHeaders(first: OutgoingHeaders | undefined, second: OutgoingHeaders | undefined) {
-    const headers: Record<string, string | number | readonly string[]> = {};
-    if (first !== undefined) {
-        for (const name in first) {
-            headers[name.toLowerCase()] = first[name] as string;
+/**
+ * `options` without the keys set to null or undefined ("not set"), so that merging them over
+ * defaults keeps the defaults. The same object when there is none (the usual case), else a copy.
+ */
+export function withoutUnset<T extends object>(options: T): WithoutNull<T>;
+export function withoutUnset<T extends object>(options: T | null | undefined): WithoutNull<T> | undefined;
+export function withoutUnset<T extends object>(options: T | null | undefined): WithoutNull<T> | undefined {
+    if (options === undefined || options === null) {
+        return undefined;
+    }
+
+    for (const key in options) {
+        if (options[key] === undefined || options[key] === null) {
+            const copy: Record<string, unknown> = {};
+            for (const name in options) {
+                const value = options[name];
+                if (value !== undefined && value !== null) {
+                    copy[name] = value;
+                }
+            }
+
+            return copy as WithoutNull<T>;
         }
     }
 
-    if (second !== undefined && typeof second === 'object') {
+    return options as WithoutNull<T>;
+}
+
+/** Merges two header sets into a new object with lower-cased names; the second wins. */
+export function copyHeaders(first: OutgoingHeaders | null | undefined, second: OutgoingHeaders | null | undefined) {
+    const headers: Record<string, string | number | readonly string[]> = {};
+    if (first !== undefined) {
+        for (const name in first) {
+            const value = first[name];
+            // A null or undefined value is no header (and leaves a default of the same name in place).
+            if (value !== undefined && value !== null) {
+                headers[name.toLowerCase()] = value;
+            }
+        }
+    }
+
+    if (second !== undefined && second !== null && typeof second === 'object') {
         for (const name in second) {
-            headers[name.toLowerCase()] = second[name] as string;
+            const value = second[name];
+            if (value !== undefined && value !== null) {
+                headers[name.toLowerCase()] = value;
+            }
         }
     }
 
@@ -187,7 +236,7 @@ export function assertDefaults(options: unknown): asserts options is DefaultsOpt
     }
 
     const { agents: _agents, events, ...rest } = options as DefaultsOptions;
-    if (events !== undefined && typeof events !== 'boolean') {
+    if (events !== undefined && events !== null && typeof events !== 'boolean') {
         throw new TypeError(`Option events must be a boolean, got ${typeof events}`);
     }
 

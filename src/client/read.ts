@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import type { HttpError } from '../errors/index.js';
@@ -12,20 +12,34 @@ import {
     payloadTooLarge,
     readTimeout
 } from './errors.js';
-import { checkOptions } from './options.js';
-import type { ReadOptions } from './types.js';
+import { checkOptions, withoutUnset } from './options.js';
+import type { ReadOptions, WithoutNull } from './types.js';
 
 // The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
 const readerOf = Symbol('tracewire.payloadReader');
 type ReaderStream = Readable & { [readerOf]?: PayloadReader };
 
-/** Reads a response into a Buffer or parsed JSON (spec 2.2); every failure rejects, nothing throws. */
+/**
+ * What `read()` accepts: any readable stream. `headers`, when present (an `IncomingMessage`, or a
+ * stream given them by the caller), tell the content-type, content-encoding and content-length.
+ */
+export type ReadableSource = Readable & { headers?: IncomingHttpHeaders | undefined; complete?: boolean };
+
+const noHeaders: IncomingHttpHeaders = {};
+
+/** Reads a response (or any readable stream) into a Buffer or parsed JSON (spec 2.2); every failure rejects, nothing throws. */
 export function readPayload(
-    res: IncomingMessage,
+    res: ReadableSource,
     options: ReadOptions | null | undefined,
-    alreadyChecked = false
+    alreadyChecked = false,
+    rawUnlessJson = false
 ): Promise<unknown> {
     return new Promise((resolve, reject) => {
+        if (!isReadable(res)) {
+            reject(invalidOption('read() needs a readable stream, such as the response of request()'));
+            return;
+        }
+
         const problem =
             alreadyChecked || options === undefined || options === null
                 ? undefined
@@ -37,8 +51,17 @@ export function readPayload(
             return;
         }
 
-        new PayloadReader(res, options ?? {}, resolve, reject);
+        new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, resolve, reject);
     });
+}
+
+function isReadable(value: unknown): value is ReadableSource {
+    return (
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as Readable).on === 'function' &&
+        typeof (value as Readable).pipe === 'function'
+    );
 }
 
 /** A JSON media type: `application/json`, `text/json` or any `+json` suffix such as `application/problem+json`. */
@@ -53,12 +76,12 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /** The decoder for a response, or undefined when the payload is read as it is. */
-function decoderFor(res: IncomingMessage, gunzip: ReadOptions['gunzip']): Transform | undefined {
+function decoderFor(headers: IncomingHttpHeaders, gunzip: ReadOptions['gunzip']): Transform | undefined {
     if (!gunzip) {
         return undefined;
     }
 
-    const encoding = res.headers['content-encoding']?.trim().toLowerCase();
+    const encoding = headers['content-encoding']?.trim().toLowerCase();
     if (encoding === 'br') {
         return createBrotliDecompress();
     }
@@ -75,22 +98,26 @@ class PayloadReader {
     private readonly timer: NodeJS.Timeout | undefined;
     private readonly decoder: Transform | undefined;
     private readonly maxBytes: number;
+    private readonly headers: IncomingHttpHeaders;
 
     constructor(
-        private readonly res: IncomingMessage,
-        private readonly options: ReadOptions,
+        private readonly res: ReadableSource,
+        private readonly options: WithoutNull<ReadOptions>,
+        // For an error status: a body that is not JSON (by type or by syntax) is returned raw rather than refused.
+        private readonly rawUnlessJson: boolean,
         private readonly resolve: (payload: unknown) => void,
         private readonly reject: (err: HttpError) => void
     ) {
         const signal = options.signal;
         this.maxBytes = options.maxBytes ?? 0;
+        this.headers = typeof res.headers === 'object' && res.headers !== null ? res.headers : noHeaders;
         if (signal?.aborted) {
             this.fail(aborted(signal, 'read'));
             return;
         }
 
-        this.decoder = decoderFor(res, options.gunzip);
-        if (this.maxBytes > 0 && this.decoder === undefined && Number(res.headers['content-length']) > this.maxBytes) {
+        this.decoder = decoderFor(this.headers, options.gunzip);
+        if (this.maxBytes > 0 && this.decoder === undefined && Number(this.headers['content-length']) > this.maxBytes) {
             // No need to read what is already known to be too large.
             this.fail(payloadTooLarge(this.maxBytes));
             return;
@@ -120,7 +147,9 @@ class PayloadReader {
         this.fail(aborted(this.options.signal!, 'read'));
     }
 
-    push(chunk: Buffer): void {
+    push(data: Buffer | string): void {
+        // Streams in object mode (Readable.from(['a', 'b'])) may yield strings.
+        const chunk = typeof data === 'string' ? Buffer.from(data) : data;
         this.length += chunk.length;
         if (this.maxBytes > 0 && this.length > this.maxBytes) {
             // Counted after decoding, so a small compressed bomb stops here too.
@@ -139,9 +168,9 @@ class PayloadReader {
             return;
         }
 
-        const contentType = this.res.headers['content-type'];
+        const contentType = this.headers['content-type'];
         if (json !== 'force' && !isJsonContentType(contentType)) {
-            if (json === 'strict') {
+            if (json === 'strict' && !this.rawUnlessJson) {
                 this.fail(notJson(contentType));
             } else {
                 this.succeed(payload);
@@ -159,7 +188,12 @@ class PayloadReader {
         try {
             parsed = JSON.parse(payload.toString('utf8'));
         } catch (err) {
-            this.fail(invalidJson(err as SyntaxError, payload));
+            if (this.rawUnlessJson) {
+                this.succeed(payload);
+            } else {
+                this.fail(invalidJson(err as SyntaxError, payload));
+            }
+
             return;
         }
 
@@ -171,6 +205,15 @@ class PayloadReader {
         this.fail(clientFailure('Payload stream closed prematurely', err));
     }
 
+    /** The stream failed: a response's error is its connection cut short; any other stream's error says why. */
+    sourceFailed(err: Error): void {
+        if (typeof this.res.complete === 'boolean') {
+            this.closedEarly(err);
+        } else {
+            this.fail(clientFailure(`Payload stream error: ${err.message}`, err));
+        }
+    }
+
     decodeFailed(err: Error): void {
         this.fail(badUpstream(`Response payload could not be decompressed: ${err.message}`, err));
     }
@@ -180,7 +223,8 @@ class PayloadReader {
     }
 
     responseClosed(): void {
-        if (!this.res.complete) {
+        // `complete` for a response (its whole body arrived), `readableEnded` for any other stream.
+        if (!this.res.complete && !this.res.readableEnded) {
             this.closedEarly();
         }
     }
@@ -223,7 +267,7 @@ function onEnd(this: ReaderStream): void {
 }
 
 function onSourceError(this: ReaderStream, err: Error): void {
-    this[readerOf]!.closedEarly(err);
+    this[readerOf]!.sourceFailed(err);
 }
 
 function onResponseClose(this: ReaderStream): void {

@@ -2,6 +2,12 @@ import type { HttpError } from '../errors/index.js';
 import { badUpstream } from './errors.js';
 import type { EffectiveOptions } from './types.js';
 
+/** One redirect response of a request, in the `data` of the errors that end a redirect chain. */
+export interface RedirectHop {
+    method: string;
+    url: string;
+}
+
 // Credentials meant for one origin only: never forwarded to another unless beforeRedirect puts them back.
 const credentialHeaders = ['authorization', 'cookie', 'proxy-authorization'];
 
@@ -11,7 +17,7 @@ const bodyHeaders = ['content-length', 'content-type', 'content-encoding', 'tran
 /**
  * The method to follow a redirect with, or null when the status is not followed: 301/302 use
  * `redirectMethod` or the original method, 303 becomes GET only with `redirect303`, 307/308 keep
- * the method (and the payload).
+ * the method.
  */
 export function redirectMethodFor(statusCode: number, method: string, options: EffectiveOptions): string | null {
     switch (statusCode) {
@@ -29,9 +35,13 @@ export function redirectMethodFor(statusCode: number, method: string, options: E
 }
 
 /** The redirect target resolved against the current URL, or the 502 explaining why it cannot be followed. */
-export function resolveRedirect(current: string, location: string | undefined): URL | HttpError {
+export function resolveRedirect(
+    current: string,
+    location: string | undefined,
+    trace: readonly RedirectHop[]
+): URL | HttpError {
     if (!location) {
-        return badUpstream('Received redirection without location');
+        return badUpstream('Received redirection without location', trace);
     }
 
     let target: URL;
@@ -50,19 +60,20 @@ export function resolveRedirect(current: string, location: string | undefined): 
 }
 
 /**
- * The options of the next hop: a copy with its own headers, the payload kept only by 307/308, one
- * redirect less, and the credential headers dropped when the origin (scheme, host or port) changes.
+ * The options of the next hop: a copy with its own headers, one redirect less, the payload kept
+ * unless the redirect turns into a GET or HEAD (a 303, or `redirectMethod`), and the credential
+ * headers dropped when the origin (scheme, host or port) changes.
  */
 export function redirectOptions(
     options: EffectiveOptions,
-    statusCode: number,
+    redirectMethod: string,
     fromOrigin: string,
     toOrigin: string
 ): EffectiveOptions {
     const next: EffectiveOptions = { ...options, headers: { ...options.headers } };
     next.redirects = (options.redirects as number) - 1;
-    // 307/308 keep the payload: a stream one is sent again from the copy the request kept (payload-replay.ts).
-    if (statusCode !== 307 && statusCode !== 308) {
+    // A kept stream payload is sent again from the copy the request kept (payload-replay.ts).
+    if (redirectMethod === 'GET' || redirectMethod === 'HEAD') {
         delete next.payload;
         for (const name of bodyHeaders) {
             delete next.headers[name];

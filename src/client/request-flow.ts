@@ -17,7 +17,24 @@ import {
 } from './options.js';
 import { isStream, preparePayload } from './payload.js';
 import { PayloadReplay, streamReplayLimit } from './payload-replay.js';
-import { redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
+import {
+    type ProxyRoute,
+    proxyConflict,
+    proxyRefusal,
+    proxyRequestError,
+    routeThroughProxy,
+    usesProxy,
+    watchProxy
+} from './proxy.js';
+import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
+import {
+    discardResponse,
+    isRetryableError,
+    type RetryPolicy,
+    responseRetryDelay,
+    retryPolicy,
+    withAttempts
+} from './retry.js';
 import type {
     Agents,
     ClientEvents,
@@ -95,6 +112,14 @@ export class RequestFlow {
     private timeoutMs = 0;
     private hopEnded = true;
     private redirectCount = 0;
+    // The redirect responses so far: `data` of the errors that end the chain.
+    private trace: RedirectHop[] | undefined;
+    // The proxy the current hop goes through, if any.
+    private proxy: ProxyRoute | undefined;
+    // With the `retry` option: the policy, the retries made so far and the wait before the next one.
+    private retry: RetryPolicy | undefined;
+    private retryCount = 0;
+    private retryTimer: NodeJS.Timeout | undefined;
 
     constructor(private readonly context: ClientContext) {
         this.promise = new Promise<IncomingMessage>((resolve, reject) => {
@@ -139,7 +164,7 @@ export class RequestFlow {
                 ? invalidOption(
                       'Option agent cannot be combined with rejectUnauthorized: set rejectUnauthorized on the agent instead'
                   )
-                : checkHeaders(merged.headers);
+                : (checkHeaders(merged.headers) ?? proxyConflict(merged));
         if (conflict !== undefined) {
             this.fail(conflict);
             return;
@@ -156,6 +181,7 @@ export class RequestFlow {
             signal.addEventListener('abort', this);
         }
 
+        this.retry = retryPolicy(merged.retry);
         this.startHop(normalizedMethod as string, target, merged);
     }
 
@@ -193,6 +219,7 @@ export class RequestFlow {
                 uri.method = method;
                 uri.headers = headers;
                 uri.redirectCount = this.redirectCount;
+                uri.retryCount = this.retryCount;
                 this.uri = uri;
                 const givenPayload = options.payload;
                 events.emit('preRequest', uri, options);
@@ -229,6 +256,16 @@ export class RequestFlow {
 
             this.destination = destination;
             const nodeOptions = toNodeOptions(destination, method, headers, options, this.context.agents);
+            // Each hop decides anew: a redirect may lead to a host NO_PROXY exempts, or the other way round.
+            const route = usesProxy(options.proxy)
+                ? routeThroughProxy(nodeOptions, destination, options.proxy as string | URL | true, this.context.agents)
+                : undefined;
+            if (route instanceof Error) {
+                this.abandonHop(route);
+                return;
+            }
+
+            this.proxy = route;
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
@@ -240,6 +277,10 @@ export class RequestFlow {
         (req as FlowRequest)[flowOf] = this;
         this.req = req;
         this.firstReq ??= req;
+        if (this.proxy !== undefined) {
+            watchProxy(req, this.proxy);
+        }
+
         req.on('response', onResponse);
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
@@ -277,7 +318,10 @@ export class RequestFlow {
         }
 
         replay?.dispose();
-        const limit = typeof options.redirects === 'number' && options.redirects > 0 ? streamReplayLimit : 0;
+        const limit =
+            (typeof options.redirects === 'number' && options.redirects > 0) || this.retry !== undefined
+                ? streamReplayLimit
+                : 0;
         this.replay = new PayloadReplay(payload, limit, (err) => this.payloadFailed(err));
         return this.replay;
     }
@@ -307,6 +351,13 @@ export class RequestFlow {
             return;
         }
 
+        const refusal = this.proxy === undefined ? undefined : proxyRefusal(this.proxy, res);
+        if (refusal !== undefined) {
+            res.destroy();
+            this.failHop(refusal);
+            return;
+        }
+
         const listenerFailure = this.endHop(undefined, res);
         if (listenerFailure !== undefined) {
             res.destroy();
@@ -316,6 +367,10 @@ export class RequestFlow {
 
         const options = this.options;
         const statusCode = res.statusCode as number;
+        if (this.retry !== undefined && this.retryResponse(this.retry, res)) {
+            return;
+        }
+
         const redirectMethod =
             options.redirects === false || options.redirects === undefined
                 ? null
@@ -329,19 +384,22 @@ export class RequestFlow {
         res.destroy();
         // The stream payload goes to the next hop, not to this finished one.
         this.replay?.detach();
+        const from = this.destination;
+        // Only requests that redirect pay for the trace.
+        this.trace ??= [];
+        this.trace.push({ method: this.method, url: from.href });
         if (options.redirects === 0) {
-            this.fail(badUpstream('Maximum redirections reached'));
+            this.fail(badUpstream('Maximum redirections reached', this.trace));
             return;
         }
 
-        const from = this.destination;
-        const target = resolveRedirect(from.href, res.headers.location);
+        const target = resolveRedirect(from.href, res.headers.location, this.trace);
         if (!(target instanceof URL)) {
             this.fail(target);
             return;
         }
 
-        const next = redirectOptions(options, statusCode, from.origin, target.origin);
+        const next = redirectOptions(options, redirectMethod, from.origin, target.origin);
 
         if (next.beforeRedirect === undefined) {
             this.redirect(redirectMethod, statusCode, target, next);
@@ -434,7 +492,57 @@ export class RequestFlow {
         this.endHop(err, undefined);
         this.replay?.detach();
         this.req!.destroy();
-        this.fail(err);
+        const retry = this.retry;
+        if (retry === undefined || !this.canRetry(retry) || !isRetryableError(retry, err)) {
+            this.fail(err);
+            return;
+        }
+
+        this.scheduleRetry(retry.backoff(this.retryCount + 1));
+    }
+
+    /** True when one more attempt of the current hop is allowed: retries left, method, payload. */
+    private canRetry(retry: RetryPolicy): boolean {
+        return (
+            !this.settled &&
+            this.retryCount < retry.limit &&
+            retry.methods.has(this.method) &&
+            (!isStream(this.options.payload) || this.replay?.replayProblem() === undefined)
+        );
+    }
+
+    /** Retries the hop when its status asks for it (and Retry-After allows); true when it will be. */
+    private retryResponse(retry: RetryPolicy, res: IncomingMessage): boolean {
+        if (!retry.statusCodes.has(res.statusCode as number) || !this.canRetry(retry)) {
+            return false;
+        }
+
+        const delay = responseRetryDelay(retry, res, this.retryCount + 1);
+        if (delay === undefined) {
+            return false;
+        }
+
+        discardResponse(res);
+        this.replay?.detach();
+        this.scheduleRetry(delay);
+        return true;
+    }
+
+    /**
+     * Waits, then runs the current hop again as a new hop. The `timeout` bounds each attempt: the
+     * next one arms it anew. An abort during the wait fails the request at once (no hop is under way).
+     */
+    private scheduleRetry(delay: number): void {
+        this.retryCount++;
+        clearTimeout(this.timer);
+        this.timer = undefined;
+        this.retryTimer = setTimeout(onRetryDue, delay, this);
+    }
+
+    /** The wait is over: the next attempt, to the URL, with the method and options the last one had. */
+    retryNow(): void {
+        this.retryTimer = undefined;
+        this.startHop(this.method, this.destination, this.options);
     }
 
     private finish(res: IncomingMessage): void {
@@ -447,6 +555,11 @@ export class RequestFlow {
             return;
         }
 
+        if (this.retry !== undefined) {
+            // While waiting for a retry, the retry counted is not yet an attempt made.
+            withAttempts(err, this.retryTimer === undefined ? this.retryCount + 1 : this.retryCount);
+        }
+
         this.settle();
         this.reject(err);
     }
@@ -454,6 +567,7 @@ export class RequestFlow {
     private settle(): void {
         this.settled = true;
         clearTimeout(this.timer);
+        clearTimeout(this.retryTimer);
         this.signal?.removeEventListener('abort', this);
         // A send under way carries on to its end; only the copy and the error listener go.
         this.replay?.dispose();
@@ -462,6 +576,11 @@ export class RequestFlow {
     /** True while `req` is the request of a hop still waiting for its response. */
     isCurrent(req: ClientRequest): boolean {
         return req === this.req && !this.hopEnded;
+    }
+
+    /** The 502 of a network error of the current hop, naming its proxy when that could not be reached. */
+    networkError(err: Error): HttpError {
+        return this.proxy === undefined ? requestError(err) : proxyRequestError(this.proxy, err);
     }
 
     /** The request `timeout` elapsed before the response headers of the last hop arrived. */
@@ -485,7 +604,7 @@ function onRequestError(this: FlowRequest, err: Error): void {
     // Errors after the hop ended (the destroy that follows a timeout or an abort) are already reported.
     if (flow.isCurrent(this)) {
         // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
-        flow.failHop(this.aborted ? aborted(undefined, 'request') : requestError(err));
+        flow.failHop(this.aborted ? aborted(undefined, 'request') : flow.networkError(err));
     }
 }
 
@@ -531,6 +650,10 @@ function onRequestClose(this: FlowRequest): void {
     if (flow.isCurrent(this)) {
         flow.failHop(aborted(undefined, 'request'));
     }
+}
+
+function onRetryDue(flow: RequestFlow): void {
+    flow.retryNow();
 }
 
 function onTimeout(flow: RequestFlow): void {

@@ -4,8 +4,8 @@ import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { HttpError } from '../errors/index.js';
 
-/** Request header name to value, as given by the caller. Names are sent lower-cased. */
-export type OutgoingHeaders = Record<string, string | number | readonly string[]>;
+/** Request header name to value, as given by the caller. Names are sent lower-cased; a null or undefined value is no header. */
+export type OutgoingHeaders = Record<string, string | number | readonly string[] | null | undefined>;
 
 /**
  * A request body: strings and Buffers are sent as they are, streams are piped once the connection
@@ -31,58 +31,101 @@ export type BeforeRedirect = (
 /** Called once the request replacing a redirected one exists; `req` is that new request. */
 export type Redirected = (statusCode: number, location: string, req: ClientRequest) => void;
 
-/** Request options (spec 2.1), accepted by `request()` and the per-method helpers. */
+/**
+ * Request options (spec 2.1), accepted by `request()` and the per-method helpers. `null` or
+ * `undefined` for an option means "not set": the client's default applies.
+ */
 export interface RequestOptions {
     /** Connection pool. Default `agents.http` / `agents.https`; `false` opens a connection per request. */
-    agent?: HttpAgent | HttpsAgent | false;
+    agent?: HttpAgent | HttpsAgent | false | null | undefined;
     /** Fully qualified base URL the request URI is resolved against (then the URI must be a string). */
-    baseUrl?: string;
-    beforeRedirect?: BeforeRedirect;
+    baseUrl?: string | null | undefined;
+    beforeRedirect?: BeforeRedirect | null | undefined;
     /** TLS cipher list. */
-    ciphers?: string;
-    headers?: OutgoingHeaders;
-    payload?: Payload;
+    ciphers?: string | null | undefined;
+    headers?: OutgoingHeaders | null | undefined;
+    payload?: Payload | null | undefined;
     /** Follow a 303 with a GET. Default false: a 303 is returned as the response. */
-    redirect303?: boolean;
-    redirected?: Redirected;
+    redirect303?: boolean | null | undefined;
+    redirected?: Redirected | null | undefined;
     /** Method used to follow 301 and 302. Default: the original method. */
-    redirectMethod?: string;
+    redirectMethod?: string | null | undefined;
     /** Maximum redirects to follow. Default false: none (a 3xx is returned as the response). */
-    redirects?: number | false;
+    redirects?: number | false | null | undefined;
     /** TLS: reject invalid certificates. With `false` the `agents.httpsAllowUnauthorized` pool is used. Not with `agent`. */
-    rejectUnauthorized?: boolean;
-    secureProtocol?: string;
+    rejectUnauthorized?: boolean | null | undefined;
+    secureProtocol?: string | null | undefined;
     /** UNIX socket to connect to instead of the URI's host and port. */
-    socketPath?: string;
+    socketPath?: string | null | undefined;
     /**
      * Milliseconds to wait for the response headers before a 504. It bounds the whole request:
      * redirects and `beforeRedirect` included, each hop gets what is left. Default 0: no limit.
      */
-    timeout?: number;
-    lookup?: LookupFunction;
-    family?: 4 | 6;
-    hints?: number;
+    timeout?: number | null | undefined;
+    lookup?: LookupFunction | null | undefined;
+    family?: 4 | 6 | null | undefined;
+    hints?: number | null | undefined;
     /** Cancels the request (and, with the helpers, the read) when aborted. */
-    signal?: AbortSignal;
+    signal?: AbortSignal | null | undefined;
+    /**
+     * An HTTP proxy: its URL (`http://user:pass@proxy.internal:3128`; the credentials go to the proxy
+     * only), or `true` for the environment's `HTTPS_PROXY`/`HTTP_PROXY` and `NO_PROXY`, read at each
+     * hop. Default: none. Not with `socketPath` or `agent`.
+     */
+    proxy?: string | URL | boolean | null | undefined;
+    /**
+     * Retries of failed attempts: `true` for the defaults, or the settings to change. Default: none.
+     * Each retry is a new hop through the event pipeline (`uri.retryCount` tells which).
+     */
+    retry?: boolean | RetryOptions | null | undefined;
     /**
      * Low-cardinality route template such as `/users/{id}`. The client only passes it on to the
      * events (for tracing and metrics); it does not change the request.
      */
-    route?: string;
+    route?: string | null | undefined;
+}
+
+/**
+ * The `retry` option's settings; an absent field keeps its default. Times are in milliseconds.
+ */
+export interface RetryOptions {
+    /** Retries after the first attempt. Default 2. */
+    limit?: number | null | undefined;
+    /** Methods retried. Default the idempotent ones: GET, HEAD, OPTIONS, PUT, DELETE, TRACE. */
+    methods?: readonly string[] | null | undefined;
+    /** Response statuses retried. Default 408, 429, 500, 502, 503, 504. */
+    statusCodes?: readonly number[] | null | undefined;
+    /**
+     * Network error codes (`err.data.code`) retried. Default ECONNRESET, ECONNREFUSED, EPIPE,
+     * ETIMEDOUT (also the request `timeout`'s code) and EAI_AGAIN.
+     */
+    errorCodes?: readonly string[] | null | undefined;
+    /**
+     * The wait before a retry when no `Retry-After` applies: exponential with full jitter, a random
+     * wait up to min(cap, base × 2^(retryCount − 1)), default base 100 and cap 10 000; or a function
+     * of the retry number (1 for the first) returning the wait.
+     */
+    backoff?:
+        | { base?: number | null | undefined; cap?: number | null | undefined }
+        | ((retryCount: number) => number)
+        | null
+        | undefined;
+    /** The longest `Retry-After` honoured; a longer one ends the retries with that response. Default 60 000. */
+    maxRetryAfter?: number | null | undefined;
 }
 
 /** Read options (spec 2.2), accepted by `read()` and the per-method helpers. */
 export interface ReadOptions {
     /** `true`: decode a gzip, deflate or br `content-encoding`; `'force'`: decode even without one. Default false. */
-    gunzip?: boolean | 'force';
+    gunzip?: boolean | 'force' | null | undefined;
     /** `true`: parse JSON content types (`+json` included); `'strict'`: 406 for other types; `'force'`: always parse. */
-    json?: boolean | 'strict' | 'force';
+    json?: boolean | 'strict' | 'force' | null | undefined;
     /** Maximum payload size in bytes, counted after decompression. Default 0: no limit. */
-    maxBytes?: number;
+    maxBytes?: number | null | undefined;
     /** Milliseconds allowed for reading the whole payload before failing with 408. Default 0: no limit. */
-    timeout?: number;
+    timeout?: number | null | undefined;
     /** Cancels the read when aborted. */
-    signal?: AbortSignal;
+    signal?: AbortSignal | null | undefined;
 }
 
 /** Options of the per-method helpers (`get`, `post`, ...): request and read options together. */
@@ -98,17 +141,20 @@ export interface Agents {
 
 /** Options of `defaults()` (spec 2.3). */
 export interface DefaultsOptions extends RequestAndReadOptions {
-    agents?: Agents;
+    agents?: Agents | null | undefined;
     /** `true` gives the new client an `events` emitter (a client derived from it shares that emitter). */
-    events?: boolean;
+    events?: boolean | null | undefined;
 }
+
+/** The same options, none of them null (null or undefined means "not set", so the merge drops them). */
+export type WithoutNull<T> = { [K in keyof T]: Exclude<T[K], null | undefined> };
 
 /**
  * The options a request is made with: the client's defaults merged with the caller's options,
  * headers lower-cased and merged by name. This is the `options` argument of the `preRequest` event
  * and of `beforeRedirect`; changes made there are applied to the request.
  */
-export interface EffectiveOptions extends RequestAndReadOptions {
+export interface EffectiveOptions extends WithoutNull<RequestAndReadOptions> {
     headers: Record<string, string | number | readonly string[]>;
 }
 
@@ -125,6 +171,8 @@ export interface RequestUri extends URL {
     headers: Record<string, string | number | readonly string[]>;
     /** 0 for the first request, n for the n-th redirect. */
     redirectCount: number;
+    /** 0 for the first attempt, n for the n-th retry (with the `retry` option). */
+    retryCount: number;
 }
 
 /**

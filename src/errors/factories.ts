@@ -81,8 +81,12 @@ export function internal<Data = null>(
     return serverError(message, data, statusCode, internal) as HttpError<Data extends Error ? unknown : Data>;
 }
 
-export const badImplementation: HttpErrorFactory = (message, data) =>
-    serverError(message, data, 500, badImplementation);
+/** 500 for a bug of the server's own code: the error is marked `isDeveloperError`, as @hapi/boom marks it. */
+export const badImplementation: HttpErrorFactory = (message, data) => {
+    const error = serverError(message, data, 500, badImplementation);
+    error.isDeveloperError = true;
+    return error;
+};
 export const notImplemented: HttpErrorFactory = (message, data) => serverError(message, data, 501, notImplemented);
 export const badGateway: HttpErrorFactory = (message, data) => serverError(message, data, 502, badGateway);
 export const serverUnavailable: HttpErrorFactory = (message, data) =>

@@ -51,6 +51,8 @@ export interface HttpError<Data = unknown> extends Error {
     typeof: Function;
     /** On a 401 with attributes and no message: the credentials were missing rather than wrong. */
     isMissing?: boolean;
+    /** Set by `badImplementation()`: the failure is a bug of the server's code, not of the request. */
+    isDeveloperError?: boolean;
     /** Rebuilds `output.payload` from the error; 5xx messages are hidden unless `debug` is true. */
     reformat(debug?: boolean): void;
 }
@@ -94,17 +96,23 @@ export class HttpError<Data = unknown> {
             return false;
         }
 
-        if (this === HttpError) {
-            return true;
-        }
-
-        const maker = makers.get(value);
-        return maker !== undefined && (maker === this || Object.prototype.isPrototypeOf.call(this, maker));
+        // biome-ignore lint/complexity/noThisInStatic: `this` is the class right of instanceof, perhaps a subclass
+        return madeBy(value, this);
     }
 }
 
 /** The subclass of HttpError that constructed an error; errors of the factories and of HttpError itself have none. */
 const makers = new WeakMap<Error, Function>();
+
+/** True when `target` is HttpError itself, or the subclass (or a base of the subclass) that made `error`. */
+function madeBy(error: Error, target: Function): boolean {
+    if (target === HttpError) {
+        return true;
+    }
+
+    const maker = makers.get(error);
+    return maker !== undefined && (maker === target || Object.prototype.isPrototypeOf.call(target, maker));
+}
 
 function recordMaker(error: Error, maker: Function): void {
     if (maker !== HttpError) {
@@ -126,7 +134,7 @@ export function buildHttpError<Data>(
     error.data = data === undefined ? (null as Data) : data;
     error.isHttpError = true;
     error.isServer = statusCode >= 500;
-    error.output = { statusCode, headers: {}, payload: buildPayload(statusCode, message, undefined, false) };
+    error.output = { statusCode, payload: buildPayload(statusCode, message, undefined, false), headers: {} };
     defineHiddenProperties(error, ctor);
     return error;
 }
@@ -220,10 +228,6 @@ function initialize<Data>(
         assertWritableMessage(error);
     }
 
-    if (!Object.hasOwn(error, 'data')) {
-        error.data = null as Data;
-    }
-
     // Re-decorating keeps the headers (e.g. `Allow`) while the status stays; a new status starts afresh.
     let headers: HttpErrorOutput['headers'] = {};
     if (previous !== undefined) {
@@ -238,14 +242,25 @@ function initialize<Data>(
         }
     }
 
-    if (messagePrefix) {
-        error.message = error.message ? `${messagePrefix}: ${error.message}` : messagePrefix;
-    }
-
+    const message = messagePrefix
+        ? error.message
+            ? `${messagePrefix}: ${error.message}`
+            : messagePrefix
+        : error.message;
     const attributes = (error as { [authAttributes]?: HttpErrorOutput['payload']['attributes'] })[authAttributes];
+    // The key order of a decorated error (`isHttpError, isServer, data, output`) is @hapi/boom's.
     error.isHttpError = true;
     error.isServer = statusCode >= 500;
-    error.output = { statusCode, headers, payload: buildPayload(statusCode, error.message, attributes, false) };
+    if (!Object.hasOwn(error, 'data')) {
+        error.data = null as Data;
+    }
+
+    error.output = { statusCode, payload: buildPayload(statusCode, message, attributes, false), headers };
+    if (messagePrefix) {
+        // Last, so an Error that had no message of its own gains the key after the others, as in @hapi/boom.
+        error.message = message;
+    }
+
     defineHiddenProperties(error, ctor);
     return error;
 }
@@ -257,7 +272,10 @@ function reformat(this: HttpError, debug = false): void {
     this.output.payload = buildPayload(statusCode, this.message, attributes, debug);
 }
 
-/** The response payload `{ statusCode, error, message?, attributes? }`; a 5xx hides its message unless `debug`. */
+/**
+ * The response payload `{ statusCode, error, message?, attributes? }`, always in that key order; a
+ * 5xx shows a fixed text in place of any message unless `debug`.
+ */
 function buildPayload(
     statusCode: number,
     message: string,
@@ -266,6 +284,7 @@ function buildPayload(
 ): HttpErrorOutput['payload'] {
     const payload: HttpErrorOutput['payload'] = { statusCode, error: statusText(statusCode) };
     if (statusCode >= 500 && debug !== true) {
+        // Every 5xx shows this fixed text, message or not (spec 4.B: badImplementation's is "always").
         payload.message = hiddenServerMessage;
     } else if (message) {
         payload.message = message;

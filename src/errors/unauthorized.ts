@@ -1,4 +1,4 @@
-import { assertMessage, authAttributes, buildHttpError, type HttpError } from './http-error.js';
+import { assertMessage, authAttributes, buildHttpError, decorateError, type HttpError } from './http-error.js';
 
 /** `WWW-Authenticate` attributes: values are sent quoted; null and undefined become an empty string. */
 export type AuthAttributes = Record<string, string | number | boolean | null | undefined>;
@@ -13,20 +13,24 @@ type PayloadAttributes = Record<string, string | number | boolean> | string;
  * which is how hapi's auth tells "try the next strategy" from "wrong credentials".
  */
 export function unauthorized<Data = null>(
-    message?: string | null,
+    message?: string | Error | null,
     scheme?: string | readonly string[] | null,
     attributes?: AuthAttributes | string | null
 ): HttpError<Data> {
-    const error = buildHttpError<Data>(401, assertMessage(message), undefined, unauthorized);
-    const challenge = buildChallenge(message, scheme, attributes);
+    // An Error given as the message becomes the 401 itself, as with every other factory.
+    const error =
+        message instanceof Error
+            ? decorateError<Data>(message, { statusCode: 401 }, unauthorized)
+            : buildHttpError<Data>(401, assertMessage(message), undefined, unauthorized);
+    const text = message instanceof Error ? message.message : message;
+    const challenge = buildChallenge(text, scheme, attributes);
     if (challenge === undefined) {
         return error;
     }
 
     error.output.headers['WWW-Authenticate'] = challenge.header;
-    if (!message) {
-        // Non-enumerable so the error's keys stay `data, isHttpError, isServer, output` (spec 2.6).
-        Object.defineProperty(error, 'isMissing', { value: true, writable: true, configurable: true });
+    if (!text && challenge.missing) {
+        error.isMissing = true;
     }
 
     if (challenge.attributes !== undefined) {
@@ -41,6 +45,8 @@ export function unauthorized<Data = null>(
 interface Challenge {
     header: string;
     attributes?: PayloadAttributes;
+    /** A challenge of one scheme or of attributes: sent without a message, it means no credentials came. */
+    missing: boolean;
 }
 
 function buildChallenge(
@@ -65,7 +71,7 @@ function buildChallenge(
             );
         }
 
-        return { header: assertHeaderSafe(attributes, 'attributes'), attributes };
+        return { header: assertHeaderSafe(attributes, 'attributes'), attributes, missing: true };
     }
 
     if (typeof scheme !== 'string') {
@@ -73,12 +79,16 @@ function buildChallenge(
             throw new TypeError('unauthorized(): attributes cannot be combined with a list of challenges');
         }
 
-        return { header: scheme.map((entry, index) => assertHeaderSafe(entry, `scheme[${index}]`)).join(', ') };
+        // A list of whole challenges is what hapi sends once every strategy found nothing: not itself "missing".
+        return {
+            header: scheme.map((entry, index) => assertHeaderSafe(entry, `scheme[${index}]`)).join(', '),
+            missing: false
+        };
     }
 
     assertHeaderSafe(scheme, 'scheme');
     if (typeof attributes === 'string' && hasAttributes) {
-        return { header: `${scheme} ${assertHeaderSafe(attributes, 'attributes')}`, attributes };
+        return { header: `${scheme} ${assertHeaderSafe(attributes, 'attributes')}`, attributes, missing: true };
     }
 
     const pairs: string[] = [];
@@ -95,7 +105,9 @@ function buildChallenge(
         payload.error = message;
     }
 
-    return pairs.length === 0 ? { header: scheme } : { header: `${scheme} ${pairs.join(', ')}`, attributes: payload };
+    return pairs.length === 0
+        ? { header: scheme, missing: true }
+        : { header: `${scheme} ${pairs.join(', ')}`, attributes: payload, missing: true };
 }
 
 /** Escapes a quoted-string value (RFC 9110 5.6.4). */

@@ -6,6 +6,7 @@ import { forbidden, preconditionFailed } from '../errors/index.js';
 import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
 import { assertOption, type FileSettings } from './file-options.js';
+import { traceFilePreparation } from './file-span.js';
 import { type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
 import { readBytes } from './fs.js';
 import { hashWhileStreaming } from './hashing-stream.js';
@@ -89,11 +90,14 @@ export function createFileResponse(
     return request.generateResponse(source, {
         variety: 'file',
         // hapi awaits what prepare returns, so a response returned synchronously is as good as a promise.
-        prepare: prepareFileResponse as (response: ResponseObject) => Promise<ResponseObject>,
+        prepare: tracedPrepare as (response: ResponseObject) => Promise<ResponseObject>,
         marshal: marshalFileResponse,
         close: closeFileResponse
     });
 }
+
+/** Prepare, recording what was served on the request's server span when one records (file-span.ts). */
+const tracedPrepare = traceFilePreparation(prepareFileResponse);
 
 /**
  * Synchronous unless a file must be hashed: a cached ETag answers most requests without the promise

@@ -24,6 +24,10 @@ beforeAll(async () => {
             res.write('partial', () => setTimeout(() => req.socket.destroy(), 5));
         } else if (url.pathname === '/json') {
             res.writeHead(status, { 'content-type': 'application/json' }).end('{"reason":"bad"}');
+        } else if (url.pathname === '/bad-json') {
+            res.writeHead(status, { 'content-type': 'application/json' }).end('<html>proxy error</html>');
+        } else if (url.pathname === '/html') {
+            res.writeHead(status, { 'content-type': 'text/html' }).end('<h1>Not here</h1>');
         } else if (url.pathname === '/weird') {
             res.writeHead(status, 'Weird').end('w');
         } else if (status !== 200) {
@@ -82,6 +86,47 @@ describe('7. Errors', () => {
             const err = await failure(client.get(`${server.url}/weird?status=600`));
             expect(err.output.statusCode).toBe(502);
             expect(err.message).toBe('Response Error: 600 Weird');
+        });
+
+        it("a 4xx/5xx stays its own status when json: 'strict' refuses its content-type; the raw body is data.payload", async () => {
+            const err = await failure(client.get(`${server.url}/html?status=404`, { json: 'strict' }));
+            expect(isHttpError(err, 404)).toBe(true);
+            const data = err.data as ResponseErrorData<Buffer>;
+            expect(data.payload.toString()).toBe('<h1>Not here</h1>');
+            expect(data.res.statusCode).toBe(404);
+        });
+
+        it('a 4xx/5xx stays its own status when its JSON body does not parse; the raw body is data.payload', async () => {
+            for (const json of [true, 'strict', 'force'] as const) {
+                const err = await failure(client.get(`${server.url}/bad-json?status=502`, { json }));
+                expect(isHttpError(err, 502)).toBe(true);
+                expect(err.message).toBe('Response Error: 502 Bad Gateway');
+                expect((err.data as ResponseErrorData<Buffer>).payload.toString()).toBe('<html>proxy error</html>');
+            }
+        });
+
+        it('a 2xx whose JSON body does not parse is still the 502 invalid JSON error', async () => {
+            const err = await failure(client.get(`${server.url}/bad-json?status=200`, { json: true }));
+            expect(err.message).toMatch(/^Invalid JSON response payload/);
+            expect((err.data as { res: unknown }).res).toBeDefined();
+        });
+
+        it('every read failure of a helper carries the response as data.res', async () => {
+            const cases: Array<[string, object, number]> = [
+                ['/html?status=200', { json: 'strict' }, 406],
+                ['/bad-json?status=200', { json: true }, 502],
+                ['/?status=200', { maxBytes: 1 }, 413],
+                ['/stall', { timeout: 300 }, 408],
+                ['/cut', {}, 500],
+                ['/html?status=404', { maxBytes: 1 }, 413]
+            ];
+            for (const [path, options, status] of cases) {
+                const err = await failure(client.get(`${server.url}${path}`, options));
+                expect(err.output.statusCode).toBe(status);
+                const res = (err.data as { res: import('node:http').IncomingMessage }).res;
+                expect(res.statusCode).toBeGreaterThanOrEqual(200);
+                expect(res.headers).toBeDefined();
+            }
         });
 
         it('request() itself resolves with the error status', async () => {
@@ -233,8 +278,7 @@ describe('7. Errors', () => {
             ['timeout type', () => ['GET', url(), { timeout: '5' }], /Option timeout/],
             ['family', () => ['GET', url(), { family: 5 }], /Option family must be 4 or 6/],
             ['hints', () => ['GET', url(), { hints: 1.5 }], /Option hints must be an integer/],
-            ['signal', () => ['GET', url(), { signal: {} }], /Option signal must be an AbortSignal/],
-            ['agent null', () => ['GET', url(), { agent: null }], /Option agent/]
+            ['signal', () => ['GET', url(), { signal: {} }], /Option signal must be an AbortSignal/]
         ];
 
         for (const [name, make, message] of cases) {

@@ -1,5 +1,10 @@
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../../src/client/index.js';
 import { settle, startHttp, type TestServer, timerCount } from './helpers.js';
@@ -207,6 +212,93 @@ describe('2.2 Client read options', () => {
             const res = await client.request('GET', `${server.url}/plain`);
             await expect(client.read(res, options as never)).rejects.toThrow(message);
             res.destroy();
+        }
+    });
+});
+
+describe('2.2 read() reads any readable stream, with or without headers', () => {
+    it('a toReadableStream() stream, a Readable of strings and a file stream', async () => {
+        expect((await client.read<Buffer>(client.toReadableStream(text))).toString()).toBe(text);
+        expect((await client.read<Buffer>(Readable.from(['a', 'b', 'c']))).toString()).toBe('abc');
+        const dir = mkdtempSync(join(tmpdir(), 'tracewire-read-'));
+        try {
+            writeFileSync(join(dir, 'body.txt'), text);
+            expect((await client.read<Buffer>(createReadStream(join(dir, 'body.txt')))).toString()).toBe(text);
+        } finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it('without headers: json true leaves a Buffer, strict refuses with 406, force parses', async () => {
+        const json = () => client.toReadableStream('{"a":1}');
+        expect(Buffer.isBuffer(await client.read(json(), { json: true }))).toBe(true);
+        await expect(client.read(json(), { json: 'strict' })).rejects.toMatchObject({ output: { statusCode: 406 } });
+        expect(await client.read(json(), { json: 'force' })).toEqual({ a: 1 });
+    });
+
+    it('with headers given to the stream: content-type and content-encoding apply', async () => {
+        const stream = Object.assign(Readable.from([gzipSync('{"a":1}')]), {
+            headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }
+        });
+        expect(await client.read(stream, { json: true, gunzip: true })).toEqual({ a: 1 });
+        expect((await client.read<Buffer>(Readable.from([gzipSync(text)]), { gunzip: 'force' })).toString()).toBe(text);
+    });
+
+    it('a hapi request payload (server.inject and a real socket)', async () => {
+        const server = Hapi.server({ host: '127.0.0.1', port: 0 });
+        server.route({
+            method: 'POST',
+            path: '/',
+            options: { payload: { output: 'stream', parse: false } },
+            handler: async (request) => client.read(request.payload as Readable, { json: true })
+        });
+        const injected = await server.inject({
+            method: 'POST',
+            url: '/',
+            payload: '{"via":"inject"}',
+            headers: { 'content-type': 'application/json' }
+        });
+        expect(injected.result).toEqual({ via: 'inject' });
+        await server.start();
+        try {
+            const { payload } = await client.post(`${server.info.uri}/`, { payload: { via: 'socket' }, json: true });
+            expect(payload).toEqual({ via: 'socket' });
+        } finally {
+            await server.stop();
+        }
+    });
+
+    it('a stream that fails rejects with 500 Payload stream error carrying the error', async () => {
+        const failure = new Error('disk gone');
+        const stream = new Readable({
+            read() {
+                this.destroy(failure);
+            }
+        });
+        const err = await client.read(stream).catch((error: unknown) => error);
+        expect(err).toMatchObject({ message: 'Payload stream error: disk gone', output: { statusCode: 500 } });
+        expect((err as Error).cause).toBe(failure);
+    });
+
+    it('a stream that closes before its end rejects with 500 Payload stream closed prematurely', async () => {
+        const stream = new Readable({ read() {} });
+        const reading = client.read(stream);
+        stream.push('some');
+        setImmediate(() => stream.destroy());
+        await expect(reading).rejects.toThrow('Payload stream closed prematurely');
+    });
+
+    it('maxBytes stops a stream without headers, and destroys it', async () => {
+        const stream = Readable.from([Buffer.alloc(20)]);
+        await expect(client.read(stream, { maxBytes: 10 })).rejects.toMatchObject({ output: { statusCode: 413 } });
+        expect(stream.destroyed).toBe(true);
+    });
+
+    it('anything but a readable stream is refused with a TypeError', async () => {
+        for (const value of [undefined, null, 'text', {}, { on() {} }]) {
+            const err = await client.read(value as never).catch((error: unknown) => error);
+            expect(err).toBeInstanceOf(TypeError);
+            expect((err as Error).message).toBe('read() needs a readable stream, such as the response of request()');
         }
     });
 });

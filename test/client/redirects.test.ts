@@ -63,14 +63,25 @@ describe('2.1 Client request options: redirects', () => {
     });
 
     for (const status of [301, 302]) {
-        it(`follows a ${status} with the original method and without the payload`, async () => {
+        it(`follows a ${status} with the original method and the payload`, async () => {
             const { payload } = await client.post<Echo>(redirectUrl(status), {
-                payload: 'data',
+                payload: { sent: 'again' },
                 redirects: 1,
                 json: true
             });
-            expect(payload).toMatchObject({ method: 'POST', url: '/target', payload: '' });
-            expect(payload.headers['content-length']).toBe('0');
+            expect(payload).toMatchObject({ method: 'POST', url: '/target', payload: '{"sent":"again"}' });
+            expect(payload.headers['content-type']).toBe('application/json');
+        });
+
+        it(`follows a ${status} turned into a GET by redirectMethod without the payload or its headers`, async () => {
+            const { payload } = await client.post<Echo>(redirectUrl(status), {
+                payload: { dropped: true },
+                redirects: 1,
+                redirectMethod: 'GET',
+                json: true
+            });
+            expect(payload).toMatchObject({ method: 'GET', url: '/target', payload: '' });
+            expect(payload.headers['content-type']).toBeUndefined();
         });
 
         it(`follows a ${status} with redirectMethod when given`, async () => {
@@ -295,6 +306,21 @@ describe('2.1 Client request options: redirects', () => {
     });
 
     describe('failures', () => {
+        it('the errors that end a chain carry its redirect responses in data, as { method, url }', async () => {
+            const err = (await client
+                .get(`${server.url}/chain/3`, { redirects: 2 })
+                .catch((error: { data: unknown }) => error)) as { data: unknown };
+            expect(err.data).toEqual([
+                { method: 'GET', url: `${server.url}/chain/3` },
+                { method: 'GET', url: `${server.url}/chain/2` },
+                { method: 'GET', url: `${server.url}/chain/1` }
+            ]);
+            const missing = (await client
+                .get(`${server.url}/redirect/302`, { redirects: 1 })
+                .catch((error: { data: unknown }) => error)) as { data: unknown };
+            expect(missing.data).toEqual([{ method: 'GET', url: `${server.url}/redirect/302` }]);
+        });
+
         it('rejects with 502 Maximum redirections reached past the limit', async () => {
             await expect(client.get(`${server.url}/chain/3`, { redirects: 2 })).rejects.toMatchObject({
                 message: 'Maximum redirections reached',

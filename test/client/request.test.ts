@@ -273,6 +273,89 @@ describe('2.1 Client request options', () => {
     });
 });
 
+describe('2.1-2.3 null or undefined for an optional setting means "not set"', () => {
+    const unset = [null, undefined];
+    for (const value of unset) {
+        it(`request options set to ${value} are ignored (beforeRedirect, redirected, agent, ...)`, async () => {
+            const options = Object.fromEntries(
+                [
+                    'agent',
+                    'baseUrl',
+                    'beforeRedirect',
+                    'ciphers',
+                    'headers',
+                    'payload',
+                    'redirect303',
+                    'redirected',
+                    'redirectMethod',
+                    'redirects',
+                    'rejectUnauthorized',
+                    'secureProtocol',
+                    'socketPath',
+                    'timeout',
+                    'lookup',
+                    'family',
+                    'hints',
+                    'signal',
+                    'route',
+                    'gunzip',
+                    'json',
+                    'maxBytes'
+                ].map((name) => [name, value])
+            );
+            const { res, payload } = await client.get<Buffer>(server.url, options);
+            expect(res.statusCode).toBe(200);
+            expect(JSON.parse(payload.toString())).toMatchObject({ method: 'GET', url: '/' });
+        });
+
+        it(`a header set to ${value} is not sent, and does not remove a default header`, async () => {
+            const withDefault = client.defaults({ headers: { 'x-default': 'kept', 'x-other': value as never } });
+            const echoed = (
+                await withDefault.get<Echo>(server.url, {
+                    json: true,
+                    headers: { host: value as never, 'x-default': value as never, 'x-gone': value as never }
+                })
+            ).payload;
+            expect(echoed.headers.host).toBe(new URL(server.url).host);
+            expect(echoed.headers['x-default']).toBe('kept');
+            expect(echoed.headers).not.toHaveProperty('x-gone');
+            expect(echoed.headers).not.toHaveProperty('x-other');
+        });
+
+        it(`an option set to ${value} keeps the default of the client`, async () => {
+            const configured = client.defaults({ json: true, redirects: 1, timeout: 5000, events: value as never });
+            expect(configured.events).toBeUndefined();
+            const res = await configured.request('GET', server.url, { redirects: value, timeout: value });
+            const payload = await configured.read(res, { json: value, maxBytes: value });
+            expect(payload).toMatchObject({ method: 'GET' });
+            expect(client.defaults({ agents: value as never }).agents).toBe(client.agents);
+        });
+    }
+
+    it('read options set to null are ignored, as are null read options', async () => {
+        const res = await client.request('GET', server.url);
+        const payload = await client.read(res, {
+            gunzip: null,
+            json: null,
+            maxBytes: null,
+            timeout: null,
+            signal: null
+        });
+        expect(Buffer.isBuffer(payload)).toBe(true);
+        expect(await client.read(await client.request('GET', server.url), null)).toBeInstanceOf(Buffer);
+    });
+
+    it('a value of the wrong type is still refused, naming the option', async () => {
+        await expect(client.get(server.url, { beforeRedirect: 'no' as never })).rejects.toThrow(
+            'Option beforeRedirect must be a function, got string'
+        );
+        await expect(client.get(server.url, { headers: { 'x-a': {} as never } })).rejects.toThrow(/headers\.x-a must/);
+        expect(() => client.defaults({ events: 'yes' as never })).toThrow(
+            'Option events must be a boolean, got string'
+        );
+    });
+});
+
 describe('2.1 request URIs are parsed once', () => {
     it('serves repeated URIs from a bounded cache that starts over when full', () => {
         const first = cachedDestination('http://a.test/x', undefined);
@@ -345,7 +428,7 @@ describe('2.5 Agents', () => {
     it('defaults() rejects agents without the three agents, naming the missing one', () => {
         const http = new HttpAgent();
         const https = new HttpsAgent();
-        expect(() => client.defaults({ agents: null as never })).toThrow(/agents must be an object/);
+        expect(() => client.defaults({ agents: 5 as never })).toThrow(/agents must be an object/);
         expect(() => client.defaults({ agents: { https } as never })).toThrow(/agents\.http must/);
         expect(() => client.defaults({ agents: { http, https } as never })).toThrow(
             /agents\.httpsAllowUnauthorized must/

@@ -232,7 +232,7 @@ const readEndings: Ending[] = [
         title: 'the read timeout',
         status: 408,
         message: /^Client read timeout$/,
-        run: (agent) => client.get(`${server.url}/partial`, { agent, timeout: 30 })
+        run: (agent) => client.get(`${server.url}/partial`, { agent, timeout: 300 })
     },
     {
         title: 'the signal, during the read',

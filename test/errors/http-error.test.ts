@@ -193,7 +193,8 @@ describe('4.B toHttpError(err, {statusCode, message, decorate, override})', () =
         const err = new Error('failed');
         const error = toHttpError(err);
         expect(error).toBe(err);
-        expect(Object.keys(error)).toStrictEqual(['data', 'isHttpError', 'isServer', 'output']);
+        // The key order of @hapi/boom's decorated errors.
+        expect(Object.keys(error)).toStrictEqual(['isHttpError', 'isServer', 'data', 'output']);
         expect(error.data).toBeNull();
         expect(error.isServer).toBe(true);
         expect(error.typeof).toBe(toHttpError);

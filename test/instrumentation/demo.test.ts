@@ -41,17 +41,29 @@ describe('the npm start demo', () => {
             'event exception: Inventory database unreachable',
             'SERVER GET /api/summary',
             'gzip on the wire',
+            // Traced file serving: what the static plugin served, on its server span.
+            'file.path=readme.txt',
+            'file.path=app.css.gz',
+            'tracewire.static.encoding=gzip',
+            'tracewire.static.range=bytes=0-15',
             'http.client.request.duration (s)',
-            'http.server.request.duration (s)'
+            'http.server.request.duration (s)',
+            'npm start -- --optional-metrics'
         ]) {
             expect(stdout).toContain(expected);
         }
 
-        // Every request of the demo is one trace: 7 steps, 7 trace ids.
-        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(7);
+        // The slow download: its client span lasts until the last byte, some 300 ms after the headers.
+        expect(stdout).toMatch(/a slow download .* headers after \d+ ms, body after \d+ ms/);
+        const download = /CLIENT GET \/api\/export {2}\((\d+\.\d) ms\)/.exec(stdout);
+        expect(Number(download?.[1])).toBeGreaterThanOrEqual(300);
+        expect(stdout).not.toContain('http.client.open_connections');
+
+        // Every request of the demo is one trace: 9 steps, 9 trace ids.
+        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(9);
     });
 
-    it('exports over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
+    it('exports over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, with the optional metrics when asked', async () => {
         const received: string[] = [];
         const collector = createServer((req, res) => {
             received.push(`${req.method} ${req.url}`);
@@ -62,8 +74,25 @@ describe('the npm start demo', () => {
         await once(collector, 'listening');
         const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
         try {
-            const { stdout } = await runDemo({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+            const { stdout } = await runDemo({
+                OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+                TRACEWIRE_OPTIONAL_METRICS: '1'
+            });
             expect(stdout).toContain(`exported the traces and metrics to ${endpoint}`);
+            for (const metric of [
+                'http.client.request.body.size (By)',
+                'http.client.response.body.size (By)',
+                'http.client.active_requests ({request})',
+                'http.server.active_requests ({request})',
+                'http.server.response.body.size (By)'
+            ]) {
+                expect(stdout).toContain(metric);
+            }
+
+            // The client's pool: its kept-alive connections, idle once the requests are done.
+            expect(stdout).toMatch(
+                /http\.client\.open_connections \(\{connection\}\)\n {2}state=idle server\.port=\d+ +value=[1-9]/
+            );
             expect(received).toContain('POST /v1/traces');
             expect(received).toContain('POST /v1/metrics');
         } finally {

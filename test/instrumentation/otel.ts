@@ -1,4 +1,4 @@
-import { type Attributes, context, propagation } from '@opentelemetry/api';
+import { type Attributes, context, propagation, type ValueType } from '@opentelemetry/api';
 import { AsyncHooksContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -55,6 +55,11 @@ export function setupOtel() {
             const { resourceMetrics } = await reader.collect();
             return histogramPoints(resourceMetrics, name);
         },
+        /** Every metric of one collection, by name. */
+        async metrics(): Promise<Map<string, CollectedMetric>> {
+            const { resourceMetrics } = await reader.collect();
+            return collectedMetrics(resourceMetrics);
+        },
         async shutdown(): Promise<void> {
             await tracerProvider.shutdown();
             await meterProvider.shutdown();
@@ -62,6 +67,50 @@ export function setupOtel() {
             propagation.disable();
         }
     };
+}
+
+/** A metric as a test looks at it: what the descriptor says, and each point's attributes and value. */
+export interface CollectedMetric {
+    name: string;
+    description: string;
+    unit: string;
+    /** The instrument kind, e.g. `HISTOGRAM`, `UP_DOWN_COUNTER`, `OBSERVABLE_UP_DOWN_COUNTER`. */
+    type: string;
+    valueType: ValueType;
+    /** For a sum: whether it only goes up. */
+    isMonotonic: boolean | undefined;
+    /** The value of a sum; the count and sum of a histogram. */
+    points: { attributes: Attributes; value: number | { count: number; sum: number } }[];
+}
+
+function collectedMetrics(resourceMetrics: ResourceMetrics): Map<string, CollectedMetric> {
+    const byName = new Map<string, CollectedMetric>();
+    for (const scope of resourceMetrics.scopeMetrics) {
+        for (const metric of scope.metrics) {
+            const { descriptor } = metric;
+            byName.set(descriptor.name, {
+                name: descriptor.name,
+                description: descriptor.description,
+                unit: descriptor.unit,
+                // The SDK keeps the instrument kind on the descriptor without declaring it.
+                type: (descriptor as { type?: string }).type ?? '',
+                valueType: descriptor.valueType,
+                isMonotonic: metric.dataPointType === DataPointType.SUM ? metric.isMonotonic : undefined,
+                points: (metric.dataPoints as { attributes: Attributes; value: unknown }[]).map((point) => ({
+                    attributes: point.attributes,
+                    value:
+                        typeof point.value === 'number'
+                            ? point.value
+                            : {
+                                  count: (point.value as { count: number }).count,
+                                  sum: (point.value as { sum?: number }).sum ?? 0
+                              }
+                }))
+            });
+        }
+    }
+
+    return byName;
 }
 
 function histogramPoints(resourceMetrics: ResourceMetrics, name: string): HistogramPoint[] {

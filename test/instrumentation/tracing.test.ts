@@ -280,7 +280,12 @@ describe('annotateErrorSpan: the attributes on the active span of an upstream in
     it('sets them for the 404 of a missing static file', async () => {
         const { res, span } = await injectInSpan(upstream, '/file');
         expect(res.statusCode).toBe(404);
-        expect(span.attributes).toEqual({ [ATTR_HTTP_RESPONSE_STATUS_CODE]: 404, [ATTR_ERROR_TYPE]: '404' });
+        // file.path comes from traced file serving (static-span.test.ts).
+        expect(span.attributes).toEqual({
+            [ATTR_HTTP_RESPONSE_STATUS_CODE]: 404,
+            [ATTR_ERROR_TYPE]: '404',
+            'file.path': 'no-such-file.txt'
+        });
     });
 
     it('adds an exception event with the real message for a 5xx', async () => {

@@ -1,0 +1,96 @@
+import type { IncomingMessage, OutgoingMessage } from 'node:http';
+
+/**
+ * The body bytes of one message counted as they pass: the bytes of the payload as transferred
+ * (compressed when the body is), without the headers or the chunked framing, which is what the
+ * conventions' `http.*.body.size` measure and what `content-length` says when it is present.
+ */
+export interface BodyCount {
+    bytes: number;
+}
+
+// Node offers no byte count of a message body, and a `data` listener would start the flow of a
+// body the caller may not consume yet. So the counters sit on the message's own methods: the HTTP
+// parser hands every body chunk of an incoming message to `push()`, and every byte written to an
+// outgoing one goes through `write()` or `end()`. The shared functions below find their counter
+// here rather than being closures made for every message.
+type PushFn = IncomingMessage['push'];
+type WriteFn = (chunk: unknown, encoding?: unknown, callback?: unknown) => boolean;
+type EndFn = (chunk?: unknown, encoding?: unknown, callback?: unknown) => OutgoingMessage;
+
+interface IncomingCount extends BodyCount {
+    readonly push: PushFn;
+}
+
+interface OutgoingCount extends BodyCount {
+    readonly write: WriteFn;
+    readonly end: EndFn;
+}
+
+const incomingCounts = new WeakMap<IncomingMessage, IncomingCount>();
+const outgoingCounts = new WeakMap<OutgoingMessage, OutgoingCount>();
+
+/** Counts the body of a request or response being received, from now on (bytes already buffered included). */
+export function countIncomingBody(message: IncomingMessage): BodyCount {
+    const existing = incomingCounts.get(message);
+    if (existing !== undefined) {
+        return existing;
+    }
+
+    const count: IncomingCount = { bytes: message.readableLength, push: message.push };
+    incomingCounts.set(message, count);
+    message.push = countingPush;
+    return count;
+}
+
+/** Counts the body written to a request or response being sent, from now on. */
+export function countOutgoingBody(message: OutgoingMessage): BodyCount {
+    const existing = outgoingCounts.get(message);
+    if (existing !== undefined) {
+        return existing;
+    }
+
+    const target = message as unknown as { write: WriteFn; end: EndFn };
+    const count: OutgoingCount = { bytes: 0, write: target.write, end: target.end };
+    outgoingCounts.set(message, count);
+    target.write = countingWrite;
+    target.end = countingEnd;
+    return count;
+}
+
+function countingPush(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+    const count = incomingCounts.get(this)!;
+    if (chunk !== null && chunk !== undefined) {
+        count.bytes += byteLength(chunk, encoding);
+    }
+
+    return count.push.call(this, chunk, encoding);
+}
+
+function countingWrite(this: OutgoingMessage, chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+    const count = outgoingCounts.get(this)!;
+    count.bytes += byteLength(chunk, encoding);
+    return count.write.call(this, chunk, encoding, callback);
+}
+
+function countingEnd(this: OutgoingMessage, chunk?: unknown, encoding?: unknown, callback?: unknown): OutgoingMessage {
+    const count = outgoingCounts.get(this)!;
+    // end(callback) and end() write nothing.
+    if (chunk !== null && chunk !== undefined && typeof chunk !== 'function') {
+        count.bytes += byteLength(chunk, encoding);
+    }
+
+    return count.end.call(this, chunk, encoding, callback);
+}
+
+function byteLength(chunk: unknown, encoding: unknown): number {
+    if (typeof chunk === 'string') {
+        return Buffer.byteLength(
+            chunk,
+            typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8'
+        );
+    }
+
+    const size = (chunk as Partial<ArrayBufferView> | null | undefined)?.byteLength;
+    return typeof size === 'number' ? size : 0;
+}

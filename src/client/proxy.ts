@@ -1,0 +1,279 @@
+import type {
+    ClientRequest,
+    IncomingHttpHeaders,
+    IncomingMessage,
+    RequestOptions as NodeRequestOptions
+} from 'node:http';
+import { HttpProxyAgent } from 'http-proxy-agent';
+import { HttpsProxyAgent } from 'https-proxy-agent';
+import { getProxyForUrl } from 'proxy-from-env';
+import type { HttpError } from '../errors/index.js';
+import type { Destination } from './destination.js';
+import { badUpstream, type CodedError, invalidOption, requestError } from './errors.js';
+import type { Agents, EffectiveOptions } from './types.js';
+
+/**
+ * The `proxy` request option: the proxy agents (`http-proxy-agent` for http targets, which sends
+ * them to the proxy in absolute form; `https-proxy-agent` for https targets, through a CONNECT
+ * tunnel with TLS end to end) and the environment (`proxy-from-env` for `HTTP(S)_PROXY` and
+ * `NO_PROXY`). This module decides, per hop, whether and through which proxy a request goes.
+ */
+
+/** What a hop going through a proxy needs to report on it. One object per hop. */
+export interface ProxyRoute {
+    /** The proxy's URL for messages: credentials replaced by `***`. */
+    readonly name: string;
+    /** True for an https target (a CONNECT tunnel); false for an http one (absolute-form requests). */
+    readonly tunnel: boolean;
+    /** The status of the proxy's answer to CONNECT, once it came (only on a new tunnel). */
+    connectStatus: number | undefined;
+    connectStatusText: string | undefined;
+    connectHeaders: IncomingHttpHeaders | undefined;
+    /** True once the request has a socket: errors from then on are not the proxy's being unreachable. */
+    connected: boolean;
+}
+
+const proxyHeader = 'proxy-authorization';
+
+/** Why a `proxy` option value cannot be used, or undefined when it can (null and false mean none). */
+export function proxyProblem(value: unknown): string | undefined {
+    if (value === null || typeof value === 'boolean') {
+        return undefined;
+    }
+
+    if (typeof value !== 'string' && !(value instanceof URL)) {
+        return `must be a proxy URL (a string or a URL), true (from the environment) or false, got ${typeof value}`;
+    }
+
+    const url = parseProxy(value);
+    return typeof url === 'string' ? url : undefined;
+}
+
+/** The proxy URL, or why it cannot be one (only http: and https: proxies are supported). */
+function parseProxy(value: string | URL): URL | string {
+    let url: URL;
+    try {
+        url = new URL(value);
+    } catch {
+        return 'must be a valid URL such as http://proxy.internal:3128';
+    }
+
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        return `must be an http: or https: URL, got ${url.protocol}`;
+    }
+
+    return url;
+}
+
+/** True when `proxy` asks for a proxy (an URL or the environment). */
+export function usesProxy(proxy: EffectiveOptions['proxy']): boolean {
+    return proxy !== undefined && proxy !== null && proxy !== false;
+}
+
+/** The options that make no sense with a proxy, checked once per request. */
+export function proxyConflict(options: EffectiveOptions): HttpError | undefined {
+    if (!usesProxy(options.proxy)) {
+        return undefined;
+    }
+
+    if (options.socketPath !== undefined && options.socketPath !== null) {
+        return invalidOption('Option proxy cannot be combined with socketPath: a UNIX socket is a direct connection');
+    }
+
+    if (options.agent !== undefined && options.agent !== null) {
+        return invalidOption('Option proxy cannot be combined with agent: the proxy has its own connection pool');
+    }
+
+    return undefined;
+}
+
+/** The proxy of one hop: the option's URL, or from the environment for `true` (NO_PROXY applies). */
+function proxyOf(proxy: string | URL | true, destination: Destination): URL | HttpError | undefined {
+    if (proxy !== true) {
+        return parseProxy(proxy) as URL;
+    }
+
+    const fromEnvironment = getProxyForUrl(destination.href);
+    if (fromEnvironment === '') {
+        return undefined;
+    }
+
+    const variable = proxyVariable(destination.isHttps ? 'https' : 'http');
+    // proxy-from-env gives a value without a scheme the target's scheme; like curl, take it as an http proxy.
+    const raw = variable === undefined ? undefined : process.env[variable];
+    const url = parseProxy(raw !== undefined && !raw.includes('://') ? `http://${raw}` : fromEnvironment);
+    if (typeof url === 'string') {
+        return invalidOption(`The proxy from the environment (${variable}) ${url}`);
+    }
+
+    return url;
+}
+
+/** The variable proxy-from-env took the proxy from: lower case first, as it reads them. */
+function proxyVariable(scheme: 'http' | 'https'): string | undefined {
+    for (const name of [`${scheme}_proxy`, `${scheme.toUpperCase()}_PROXY`, 'all_proxy', 'ALL_PROXY']) {
+        if (process.env[name]) {
+            return name;
+        }
+    }
+
+    return undefined;
+}
+
+/**
+ * Routes a hop through its proxy, if any: sets the proxy's agent on `nodeOptions` and moves a
+ * caller's `proxy-authorization` header where only the proxy sees it. Returns the route to watch
+ * (undefined for a direct hop) or the error that stops the hop.
+ */
+export function routeThroughProxy(
+    nodeOptions: NodeRequestOptions,
+    destination: Destination,
+    proxy: string | URL | true,
+    agents: Agents
+): ProxyRoute | HttpError | undefined {
+    const url = proxyOf(proxy, destination);
+    const headers = nodeOptions.headers as Record<string, string | number | readonly string[]>;
+    const credential = headers[proxyHeader];
+    if (credential !== undefined) {
+        // A proxy credential: never for an origin. An http target's request goes to the proxy and keeps
+        // it (the proxy consumes it); a tunnel carries it on the CONNECT; a direct hop drops it.
+        if (url === undefined || !(url instanceof URL) || destination.isHttps) {
+            const { [proxyHeader]: _dropped, ...rest } = headers;
+            nodeOptions.headers = rest as NodeRequestOptions['headers'];
+        }
+    }
+
+    if (!(url instanceof URL)) {
+        return url;
+    }
+
+    nodeOptions.agent = proxyAgent(agents, url, destination.isHttps, destination.isHttps ? credential : undefined);
+    return {
+        name: redactedProxy(url),
+        tunnel: destination.isHttps,
+        connectStatus: undefined,
+        connectStatusText: undefined,
+        connectHeaders: undefined,
+        connected: false
+    };
+}
+
+/** The proxy URL for messages: scheme, host and port, with `***` for any credentials. */
+export function redactedProxy(url: URL): string {
+    const credentials = url.username !== '' || url.password !== '' ? '***@' : '';
+    return `${url.protocol}//${credentials}${url.host}`;
+}
+
+interface ProxyPools {
+    http: Map<string, HttpProxyAgent<string>>;
+    https: Map<string, HttpsProxyAgent<string>>;
+}
+
+// One pool per proxy (and per CONNECT credential), kept alive like the direct ones, for as long as
+// the client's agents live: clients derived with defaults() share them.
+const poolsByAgents = new WeakMap<Agents, ProxyPools>();
+
+function proxyAgent(
+    agents: Agents,
+    url: URL,
+    isHttps: boolean,
+    credential: string | number | readonly string[] | undefined
+): HttpProxyAgent<string> | HttpsProxyAgent<string> {
+    let pools = poolsByAgents.get(agents);
+    if (pools === undefined) {
+        pools = { http: new Map(), https: new Map() };
+        poolsByAgents.set(agents, pools);
+    }
+
+    const options = { keepAlive: true, maxSockets: Number.POSITIVE_INFINITY };
+    if (!isHttps) {
+        let agent = pools.http.get(url.href);
+        if (agent === undefined) {
+            agent = new HttpProxyAgent(url, options);
+            pools.http.set(url.href, agent);
+        }
+
+        return agent;
+    }
+
+    const key = credential === undefined ? url.href : `${url.href}\n${String(credential)}`;
+    let agent = pools.https.get(key);
+    if (agent === undefined) {
+        agent = new HttpsProxyAgent(
+            url,
+            credential === undefined ? options : { ...options, headers: { 'Proxy-Authorization': String(credential) } }
+        );
+        pools.https.set(key, agent);
+    }
+
+    return agent;
+}
+
+/** Follows a proxied request: whether it got a socket, and the proxy's answer to CONNECT. */
+export function watchProxy(req: ClientRequest, route: ProxyRoute): void {
+    req.once('socket', () => {
+        route.connected = true;
+    });
+    if (route.tunnel) {
+        req.once(
+            'proxyConnect',
+            (connect: { statusCode?: number; statusText?: string; headers?: IncomingHttpHeaders }) => {
+                route.connectStatus = connect.statusCode;
+                route.connectStatusText = connect.statusText;
+                route.connectHeaders = connect.headers;
+            }
+        );
+    }
+}
+
+/**
+ * The 502 for a response that is the proxy's refusal rather than the origin's answer: a CONNECT
+ * answered with anything but 200 (the agent hands its response on as if it were the origin's), or
+ * a 407 to an absolute-form request. Undefined for a response from the origin.
+ */
+export function proxyRefusal(route: ProxyRoute, res: IncomingMessage): HttpError | undefined {
+    let statusCode: number;
+    let statusText: string;
+    let headers: IncomingHttpHeaders;
+    if (route.tunnel) {
+        if (route.connectStatus === undefined || route.connectStatus === 200) {
+            return undefined;
+        }
+
+        statusCode = route.connectStatus;
+        statusText = route.connectStatusText ?? '';
+        headers = route.connectHeaders ?? {};
+    } else {
+        if (res.statusCode !== 407) {
+            return undefined;
+        }
+
+        statusCode = 407;
+        statusText = res.statusMessage ?? '';
+        headers = res.headers;
+    }
+
+    const what = route.tunnel ? 'the tunnel' : 'the request';
+    return badUpstream(`Proxy ${route.name} refused ${what} with ${statusCode} ${statusText}`.trimEnd(), {
+        proxy: route.name,
+        statusCode,
+        statusText,
+        headers
+    });
+}
+
+/** The 502 for a network error: naming the proxy when it could not be reached, as `requestError` otherwise. */
+export function proxyRequestError(route: ProxyRoute, err: CodedError): HttpError {
+    if (route.connected) {
+        return requestError(err);
+    }
+
+    // The code stays readable where it always is (data.code), for retries and error attributes.
+    const unreachable: CodedError = new Error(`proxy ${route.name} could not be reached: ${err.message}`, {
+        cause: err
+    });
+    if (err.code !== undefined) {
+        unreachable.code = err.code;
+    }
+    return requestError(unreachable);
+}

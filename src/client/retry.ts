@@ -1,0 +1,237 @@
+import type { IncomingMessage } from 'node:http';
+import type { HttpError } from '../errors/index.js';
+import { type CodedError, requestError, requestTimeout } from './errors.js';
+import type { RetryOptions } from './types.js';
+
+/**
+ * The `retry` request option: which failed attempts are tried again, and after how long. The
+ * request flow asks this module after each attempt; every retry is a new hop of the pipeline.
+ */
+
+/** A `retry` option made ready to use: sets for the lookups, the backoff as a function. */
+export interface RetryPolicy {
+    readonly limit: number;
+    readonly methods: ReadonlySet<string>;
+    readonly statusCodes: ReadonlySet<number>;
+    readonly errorCodes: ReadonlySet<string>;
+    /** The wait before retry number `retryCount` (1 for the first retry), in ms, when no Retry-After applies. */
+    readonly backoff: (retryCount: number) => number;
+    readonly maxRetryAfter: number;
+}
+
+export const defaultRetryLimit = 2;
+const defaultMethods = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'];
+const defaultStatusCodes = [408, 429, 500, 502, 503, 504];
+// ETIMEDOUT is also the code of the request `timeout` (a 504 whose data.code is ETIMEDOUT).
+const defaultErrorCodes = ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN'];
+const defaultBase = 100;
+const defaultCap = 10_000;
+const defaultMaxRetryAfter = 60_000;
+
+// A discarded body up to this size is read to its end so its keep-alive socket can serve the retry.
+const drainLimit = 64 * 1024;
+
+const retryFields = new Set(['limit', 'methods', 'statusCodes', 'errorCodes', 'backoff', 'maxRetryAfter']);
+const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Why a `retry` option value cannot be used, or undefined when it can. A problem with a field
+ * starts with `.field`, so the message reads `Option retry.limit must be ...`.
+ */
+export function retryProblem(value: unknown): string | undefined {
+    if (value === null || typeof value === 'boolean') {
+        return undefined;
+    }
+
+    if (typeof value !== 'object' || Array.isArray(value)) {
+        return `must be true, false or an object of ${[...retryFields].join(', ')}`;
+    }
+
+    const options = value as Record<string, unknown>;
+    for (const field in options) {
+        const given = options[field];
+        if (!retryFields.has(field)) {
+            return `has an unknown field ${JSON.stringify(field)} (known: ${[...retryFields].join(', ')})`;
+        }
+
+        if (given === undefined || given === null) {
+            continue;
+        }
+
+        const problem = fieldProblem(field, given);
+        if (problem !== undefined) {
+            return `.${field} ${problem}`;
+        }
+    }
+
+    return undefined;
+}
+
+function fieldProblem(field: string, value: unknown): string | undefined {
+    switch (field) {
+        case 'limit':
+            return isCount(value) ? undefined : 'must be a non-negative integer';
+        case 'maxRetryAfter':
+            return isCount(value) ? undefined : 'must be a non-negative integer of milliseconds';
+        case 'methods':
+            return isArrayOf(value, (item) => typeof item === 'string' && methodToken.test(item))
+                ? undefined
+                : 'must be an array of HTTP method names';
+        case 'statusCodes':
+            return isArrayOf(
+                value,
+                (item) => Number.isInteger(item) && (item as number) >= 100 && (item as number) <= 599
+            )
+                ? undefined
+                : 'must be an array of HTTP status codes (100-599)';
+        case 'errorCodes':
+            return isArrayOf(value, (item) => typeof item === 'string' && item !== '')
+                ? undefined
+                : 'must be an array of error codes such as ECONNRESET';
+        default:
+            return backoffProblem(value);
+    }
+}
+
+function backoffProblem(value: unknown): string | undefined {
+    if (typeof value === 'function') {
+        return undefined;
+    }
+
+    if (typeof value !== 'object' || Array.isArray(value)) {
+        return 'must be an object { base, cap } of milliseconds or a function (retryCount) => milliseconds';
+    }
+
+    for (const field in value) {
+        const given = (value as Record<string, unknown>)[field];
+        if (field !== 'base' && field !== 'cap') {
+            return `has an unknown field ${JSON.stringify(field)} (known: base, cap)`;
+        }
+
+        if (given !== undefined && given !== null && !isCount(given)) {
+            return `.${field} must be a non-negative integer of milliseconds`;
+        }
+    }
+
+    return undefined;
+}
+
+function isCount(value: unknown): boolean {
+    return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
+
+function isArrayOf(value: unknown, isItem: (item: unknown) => boolean): boolean {
+    return Array.isArray(value) && value.every(isItem);
+}
+
+const defaultPolicy: RetryPolicy = {
+    limit: defaultRetryLimit,
+    methods: new Set(defaultMethods),
+    statusCodes: new Set(defaultStatusCodes),
+    errorCodes: new Set(defaultErrorCodes),
+    backoff: (retryCount) => fullJitter(retryCount, defaultBase, defaultCap),
+    maxRetryAfter: defaultMaxRetryAfter
+};
+
+/** The policy of a checked `retry` option, or undefined when retries are off (unset, null, false). */
+export function retryPolicy(option: boolean | RetryOptions | null | undefined): RetryPolicy | undefined {
+    if (option === undefined || option === null || option === false) {
+        return undefined;
+    }
+
+    if (option === true) {
+        return defaultPolicy;
+    }
+
+    const { limit, methods, statusCodes, errorCodes, backoff, maxRetryAfter } = option;
+    return {
+        limit: limit ?? defaultPolicy.limit,
+        methods: methods ? new Set(methods.map((method) => method.toUpperCase())) : defaultPolicy.methods,
+        statusCodes: statusCodes ? new Set(statusCodes) : defaultPolicy.statusCodes,
+        errorCodes: errorCodes ? new Set(errorCodes) : defaultPolicy.errorCodes,
+        backoff:
+            typeof backoff === 'function'
+                ? backoff
+                : backoff
+                  ? (retryCount) => fullJitter(retryCount, backoff.base ?? defaultBase, backoff.cap ?? defaultCap)
+                  : defaultPolicy.backoff,
+        maxRetryAfter: maxRetryAfter ?? defaultPolicy.maxRetryAfter
+    };
+}
+
+/**
+ * Exponential backoff with full jitter: a uniformly random wait between 0 and
+ * min(cap, base × 2^(retryCount − 1)), so clients that failed together do not retry together.
+ */
+export function fullJitter(retryCount: number, base: number, cap: number, random: () => number = Math.random): number {
+    return Math.floor(random() * Math.min(cap, base * 2 ** (retryCount - 1)));
+}
+
+/** True when this failure may be retried: a network error or the request timeout with a listed code. */
+export function isRetryableError(policy: RetryPolicy, err: HttpError): boolean {
+    // Only what went wrong on the way: never an abort, a refused option, a listener's or a proxy's refusal.
+    if (err.typeof !== requestError && err.typeof !== requestTimeout) {
+        return false;
+    }
+
+    const code = (err.data as CodedError | null)?.code;
+    return typeof code === 'string' && policy.errorCodes.has(code);
+}
+
+/**
+ * The wait before retrying a response with a retryable status, in ms; undefined when it must not
+ * be retried because its `Retry-After` asks for longer than `maxRetryAfter`.
+ */
+export function responseRetryDelay(policy: RetryPolicy, res: IncomingMessage, retryCount: number): number | undefined {
+    const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
+    if (retryAfter === undefined) {
+        return policy.backoff(retryCount);
+    }
+
+    return retryAfter > policy.maxRetryAfter ? undefined : retryAfter;
+}
+
+/** `Retry-After` in ms from `now`: delta-seconds or an HTTP-date (a past date is 0); undefined when absent or malformed. */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+    if (value === undefined) {
+        return undefined;
+    }
+
+    const trimmed = value.trim();
+    if (/^\d+$/.test(trimmed)) {
+        return Number(trimmed) * 1000;
+    }
+
+    // An HTTP-date starts with the day name; Date.parse alone would take '-1' for a year.
+    const date = /^[A-Za-z]/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
+    return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Lets go of the response of a discarded attempt: a small body is read to its end (its socket then
+ * returns to the pool), any other is destroyed. Nothing is left holding a socket.
+ */
+export function discardResponse(res: IncomingMessage): void {
+    const length = Number(res.headers['content-length']);
+    if (Number.isInteger(length) && length <= drainLimit) {
+        // A connection that breaks while draining must not become an unhandled 'error'.
+        res.on('error', ignore);
+        res.resume();
+    } else {
+        res.destroy();
+    }
+}
+
+function ignore(): void {}
+
+/** Records on the final failure how many attempts were made (`data.attempts`). */
+export function withAttempts(err: HttpError, attempts: number): HttpError {
+    const data = err.data as unknown;
+    if (typeof data === 'object' && data !== null) {
+        (data as { attempts?: number }).attempts = attempts;
+    } else {
+        err.data = { attempts };
+    }
+
+    return err;
+}

@@ -1,0 +1,105 @@
+import * as Path from 'node:path';
+import type { Request, ResponseObject } from '@hapi/hapi';
+import { type Span, trace } from '@opentelemetry/api';
+import type { FileSource } from './file.js';
+import { isWithin } from './find-file.js';
+
+/*
+ * Traced file serving: every file response (file and directory handlers, h.file()) describes what
+ * it served on the server span of its request. All of it lives here; the response path makes one
+ * call, wrapping its `prepare` step once when the module loads.
+ */
+
+/** `file.path` and `file.size` of the conventions (incubating, so copied rather than imported). */
+export const ATTR_FILE_PATH = 'file.path';
+export const ATTR_FILE_SIZE = 'file.size';
+/** The content encoding of the bytes sent: `identity`, or that of a pre-compressed variant (`gzip`, `br`...). */
+export const ATTR_STATIC_ENCODING = 'tracewire.static.encoding';
+/** `hit` (a hash from the cache), `computed` (hashed for this response, or made from size and mtime), `off` (no ETag). */
+export const ATTR_STATIC_ETAG = 'tracewire.static.etag';
+/** The byte range of a 206, as `bytes=first-last`. */
+export const ATTR_STATIC_RANGE = 'tracewire.static.range';
+
+// Where the `tracing` plugin of tracewire/instrumentation keeps its server span (its TRACING_PLUGIN
+// name): read by name, so the static plugin does not depend on the instrumentation.
+const tracingPluginKey = 'tracewire-tracing';
+
+type Prepare = (response: ResponseObject) => ResponseObject | Promise<ResponseObject>;
+
+/**
+ * Wraps the `prepare` step of file responses. When the request has a recording server span (the
+ * `tracing` plugin's, or the active span of an upstream instrumentation), the outcome is recorded
+ * on it once prepare is done; otherwise prepare runs as it is, at the cost of one span lookup.
+ */
+export function traceFilePreparation(prepare: Prepare): Prepare {
+    return function tracedPrepare(response: ResponseObject): ResponseObject | Promise<ResponseObject> {
+        const span = recordingSpanOf((response as ResponseObject & { request: Request }).request);
+        if (span === undefined) {
+            return prepare(response);
+        }
+
+        const prepared = prepare(response);
+        if (!(prepared instanceof Promise)) {
+            // Prepare answers synchronously unless it must hash the file (or fails).
+            describeFile(span, response, false);
+            return prepared;
+        }
+
+        return prepared.then(
+            (done) => {
+                describeFile(span, response, true);
+                return done;
+            },
+            (err: unknown) => {
+                describeMissingFile(span, response);
+                throw err;
+            }
+        );
+    };
+}
+
+function recordingSpanOf(request: Request): Span | undefined {
+    const plugins = request.plugins as Record<string, { span?: Span } | undefined>;
+    const span = plugins[tracingPluginKey]?.span ?? trace.getActiveSpan();
+    return span?.isRecording() === true ? span : undefined;
+}
+
+/** What a prepared file response sends: its file, size, encoding, ETag origin and range. */
+function describeFile(span: Span, response: ResponseObject, waited: boolean): void {
+    const source = response.source as FileSource;
+    const file = source.file;
+    if (file === null) {
+        return;
+    }
+
+    const root = source.confineDir === null ? null : source.state.realRoot(source.confineDir);
+    span.setAttribute(ATTR_FILE_PATH, root === null ? file.path : Path.relative(root, file.path));
+    span.setAttribute(ATTR_FILE_SIZE, file.stats.size);
+    span.setAttribute(ATTR_STATIC_ENCODING, file.encoding ?? 'identity');
+    span.setAttribute(ATTR_STATIC_ETAG, etagOrigin(response, source, waited));
+    if (response.statusCode === 206) {
+        const contentRange = String(response.headers['content-range']);
+        // `bytes first-last/length` → `bytes=first-last`
+        span.setAttribute(ATTR_STATIC_RANGE, `bytes=${contentRange.slice(6, contentRange.indexOf('/'))}`);
+    }
+}
+
+/** A response that failed in prepare (404, 403, 412, 416...): the path asked for, when inside the root. */
+function describeMissingFile(span: Span, response: ResponseObject): void {
+    const source = response.source as FileSource;
+    const confineDir = source.confineDir;
+    if (confineDir === null) {
+        span.setAttribute(ATTR_FILE_PATH, source.path);
+    } else if (isWithin(source.path, confineDir)) {
+        span.setAttribute(ATTR_FILE_PATH, Path.relative(confineDir, source.path));
+    }
+}
+
+function etagOrigin(response: ResponseObject, source: FileSource, waited: boolean): string {
+    // No ETag header: etagMethod false, or a response that is not the resource (an error page with a status).
+    if (response.headers.etag === undefined) {
+        return 'off';
+    }
+
+    return source.settings.etagMethod === 'hash' && !waited ? 'hit' : 'computed';
+}
