@@ -49,6 +49,8 @@ export interface FileSource {
     length: number;
     /** The file is large and not hashed yet: this response goes without an etag and hashes what it sends. */
     hashWhileStreaming: boolean;
+    /** The etag was hashed for this response (from bytes read for it), not found in the cache. */
+    etagComputed: boolean;
 }
 
 /** The file response for a path given to `h.file()` or the `file` handler. */
@@ -85,7 +87,8 @@ export function createFileResponse(
         file: found,
         offset: 0,
         length: 0,
-        hashWhileStreaming: false
+        hashWhileStreaming: false,
+        etagComputed: false
     };
     return request.generateResponse(source, {
         variety: 'file',
@@ -249,6 +252,7 @@ function entityTag(source: FileSource, file: FoundFile, request: Request): strin
     }
 
     if (file.contents !== null || (file.fd !== null && file.stats.size <= hashInMemoryLimit)) {
+        source.etagComputed = true;
         return state.etags.tagOf(file.path, file.stats, contentsOf(state, file));
     }
 
