@@ -1,12 +1,66 @@
-import type { IncomingMessage, OutgoingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage, OutgoingMessage } from 'node:http';
 
 /**
- * The body bytes of one message counted as they pass: the bytes of the payload as transferred
- * (compressed when the body is), without the headers or the chunked framing, which is what the
- * conventions' `http.*.body.size` measure and what `content-length` says when it is present.
+ * The body bytes of one message: the bytes of the payload as transferred (compressed when the body
+ * is), without the headers or the chunked framing, which is what the conventions'
+ * `http.*.body.size` measure and what `content-length` says when it is present.
  */
 export interface BodyCount {
     bytes: number;
+    /** Set when `bytes` is the declared `content-length`: true only of a body received whole. */
+    readonly declared?: boolean;
+}
+
+/**
+ * The body of a request about to be sent: its `content-length` when it has one (the client sets it
+ * for every string, Buffer and JSON payload), 0 without a payload, else counted as it is written.
+ * Counting costs a little on every write, so it is kept for streamed payloads.
+ */
+export function requestBodyOf(req: ClientRequest, hasPayload: boolean): BodyCount {
+    const declared = declaredLength(req.getHeader('content-length'));
+    if (declared !== undefined) {
+        return { bytes: declared };
+    }
+
+    return hasPayload ? countOutgoingBody(req) : { bytes: 0 };
+}
+
+/**
+ * The body of a response being received: none for a HEAD, 204 or 304 (Node reads no body then,
+ * whatever `content-length` says), its `content-length` when it has one (which holds once the
+ * response is complete), else counted as it arrives.
+ */
+export function responseBodyOf(res: IncomingMessage, method: string | undefined): BodyCount {
+    const status = res.statusCode ?? 0;
+    if (method === 'HEAD' || status === 204 || status === 304 || status < 200) {
+        return { bytes: 0 };
+    }
+
+    const declared = declaredLength(res.headers['content-length']);
+    return declared === undefined ? countIncomingBody(res) : { bytes: declared, declared: true };
+}
+
+/**
+ * The body of a request a server receives: its `content-length` when it has one (which holds once
+ * the request is complete), 0 when it has neither that nor `transfer-encoding` (no body, by HTTP's
+ * rules), else counted as it arrives.
+ */
+export function receivedRequestBodyOf(req: IncomingMessage): BodyCount {
+    const declared = declaredLength(req.headers['content-length']);
+    if (declared !== undefined) {
+        return { bytes: declared, declared: true };
+    }
+
+    return req.headers['transfer-encoding'] === undefined ? { bytes: 0 } : countIncomingBody(req);
+}
+
+function declaredLength(value: unknown): number | undefined {
+    if (value === undefined) {
+        return undefined;
+    }
+
+    const length = Number(value);
+    return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
 // Node offers no byte count of a message body, and a `data` listener would start the flow of a

@@ -36,7 +36,7 @@ import {
     serverAddress,
     serverPort
 } from './attributes.js';
-import { type BodyCount, countIncomingBody, countOutgoingBody } from './body-size.js';
+import { type BodyCount, requestBodyOf, responseBodyOf } from './body-size.js';
 import { OpenConnections } from './connection-pool.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, reportError, resolveProviders } from './providers.js';
@@ -122,6 +122,8 @@ interface HopRecord {
     readonly activeAttributes: Attributes | undefined;
     /** Whether the body sizes are wanted (a recording span or the optional metrics). */
     readonly countsBodies: boolean;
+    /** The hop's options, read again once its request exists (a later `preRequest` listener may change them). */
+    readonly options: HopOptions;
     requestBody: BodyCount | undefined;
     responseBody: BodyCount | undefined;
     details: ResponseDetails | undefined;
@@ -254,7 +256,8 @@ class EventInstrumentation {
             }
 
             if (hop.countsBodies) {
-                hop.requestBody = countOutgoingBody(req);
+                const payload = hop.options.payload;
+                hop.requestBody = requestBodyOf(req, payload !== undefined && payload !== null);
             }
 
             if (this.connections !== undefined) {
@@ -341,6 +344,7 @@ class EventInstrumentation {
             signal,
             activeAttributes,
             countsBodies: optional !== undefined || span.isRecording(),
+            options,
             requestBody: undefined,
             responseBody: undefined,
             details: undefined,
@@ -389,7 +393,7 @@ class EventInstrumentation {
         }
 
         if (hop.countsBodies) {
-            hop.responseBody = countIncomingBody(res);
+            hop.responseBody = responseBodyOf(res, hop.details?.req?.method);
         }
 
         (res as TracedResponse)[responseHopKey] = hop;
@@ -441,7 +445,9 @@ class EventInstrumentation {
 
         // Sizes only for a hop that got a response: before one, nothing says what reached the server.
         const requestBody = res === undefined ? undefined : hop.requestBody;
-        const responseBody = res === undefined ? undefined : hop.responseBody;
+        // A declared length holds only for a body received whole: a body cut short has no size.
+        const responseBody =
+            res === undefined || (hop.responseBody?.declared === true && !res.complete) ? undefined : hop.responseBody;
         if (requestBody !== undefined) {
             span.setAttribute(ATTR_HTTP_REQUEST_BODY_SIZE, requestBody.bytes);
         }

@@ -1,8 +1,11 @@
 /**
  * `tracewire/instrumentation`: OpenTelemetry spans and metrics built on the client's event pipeline
- * (`instrumentClient`), a hapi plugin for server spans (`tracing`), and the helper that keeps
- * `@opentelemetry/instrumentation-http` from tracing tracewire requests a second time.
+ * (`instrumentClient`), a hapi plugin for server spans (`tracing`), the helper that keeps
+ * `@opentelemetry/instrumentation-http` from tracing tracewire requests a second time, and the
+ * names of the attributes the static plugin puts on server spans.
  */
+
+export { ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE } from '../src/static/file-span.js';
 export {
     type ClientEventEmitter,
     type ClientInstrumentation,

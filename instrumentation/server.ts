@@ -35,7 +35,7 @@ import {
 import { isHttpError } from '../src/errors/http-error.js';
 import { recordHttpError } from '../src/static/error-span.js';
 import { type NormalizedMethod, normalizeMethod } from './attributes.js';
-import { type BodyCount, countIncomingBody, countOutgoingBody } from './body-size.js';
+import { type BodyCount, countOutgoingBody, receivedRequestBodyOf } from './body-size.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
 
@@ -176,7 +176,7 @@ function startRequest(tracer: Tracer, metrics: HttpMetrics, request: Request): v
         method,
         startTime: performance.now(),
         metricAttributes,
-        requestBody: countsBodies ? countIncomingBody(raw) : undefined,
+        requestBody: countsBodies ? receivedRequestBodyOf(raw) : undefined,
         responseBody: countsBodies ? countOutgoingBody(request.raw.res) : undefined,
         activeAttributes
     };
@@ -229,7 +229,13 @@ function endRequest(metrics: HttpMetrics, request: Request): void {
         );
     }
 
-    const requestBytes = tracing.requestBody?.bytes;
+    const requestBody = tracing.requestBody;
+    const raw = request.raw.req;
+    // A declared length holds only for a body received whole (read to its end, for server.inject).
+    const requestBytes =
+        requestBody === undefined || (requestBody.declared === true && !raw.complete && !raw.readableEnded)
+            ? undefined
+            : requestBody.bytes;
     const responseBytes =
         tracing.responseBody === undefined ? undefined : responseBodySize(request, statusCode, tracing.responseBody);
     if (requestBytes !== undefined) {

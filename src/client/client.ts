@@ -9,6 +9,7 @@ import { assertDefaults, copyHeaders, type StoredDefaults, withoutUnset } from '
 import { toReadableStream } from './payload.js';
 import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow } from './request-flow.js';
+import { attemptsOf } from './retry.js';
 import type {
     Agents,
     ClientEvents,
@@ -148,6 +149,11 @@ export class Client implements ClientContext {
         }
 
         const data: ResponseErrorData<T> = { isResponseError: true, headers: res.headers, payload, res };
+        const attempts = attemptsOf.get(res);
+        if (attempts !== undefined) {
+            data.attempts = attempts;
+        }
+
         throw responseError(statusCode, res.statusMessage as string, data);
     }
 }

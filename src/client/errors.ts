@@ -70,10 +70,23 @@ export function payloadTooLarge(maxBytes: number): HttpError {
     return wrap(`Maximum payload size reached (maxBytes ${maxBytes})`, 413, undefined, payloadTooLarge);
 }
 
-/** 406: `json: 'strict'` and the response is not JSON. */
+/** 406: `json: 'strict'` and the response is not JSON (the content-type is in the message). */
 export function notJson(contentType: string | undefined): HttpError {
     const found = contentType ? `'${contentType}'` : 'none';
-    return wrap(`Received a non-JSON content-type (${found}) with json: 'strict'`, 406, { contentType }, notJson);
+    return wrap(`Received a non-JSON content-type (${found}) with json: 'strict'`, 406, undefined, notJson);
+}
+
+/**
+ * 500: the payload being read ended early or failed. The stream's error, when there is one, is the
+ * `cause`; `data` stays free for the response (`data.res`) the helpers add.
+ */
+export function payloadStreamFailure(message: string, cause?: Error): HttpError {
+    const error = wrap(message, 500, undefined, payloadStreamFailure);
+    if (cause !== undefined) {
+        error.cause = cause;
+    }
+
+    return error;
 }
 
 /** 4xx/5xx response of a helper (spec 7.1). */

@@ -3,7 +3,7 @@ import type { HttpError } from '../errors/index.js';
 import { clientFailure } from './errors.js';
 
 /**
- * How much of a stream payload is kept so that a later request (a 307/308 redirect) can send it
+ * How much of a stream payload is kept so that a later request (a redirect that keeps the payload) can send it
  * again: 1 MiB. A larger stream is still sent in full the first time; only a re-send is refused.
  */
 export const streamReplayLimit = 1024 * 1024;
@@ -79,8 +79,18 @@ export class PayloadReplay {
             target.write(chunk);
         }
 
-        if (this.ended) {
+        if (this.ended || (!this.listening && this.source.readableEnded)) {
+            // Ended already (here, or before it was given to us): 'end' will not come again.
+            this.ended = true;
+            this.detach();
             target.end();
+            return;
+        }
+
+        if (!this.listening && this.source.destroyed) {
+            // Destroyed without an error: no data and no 'end' will ever come.
+            this.detach();
+            this.handleError(new Error('The stream payload was destroyed before it was sent'));
             return;
         }
 

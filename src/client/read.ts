@@ -5,10 +5,10 @@ import type { HttpError } from '../errors/index.js';
 import {
     aborted,
     badUpstream,
-    clientFailure,
     invalidJson,
     invalidOption,
     notJson,
+    payloadStreamFailure,
     payloadTooLarge,
     readTimeout
 } from './errors.js';
@@ -202,7 +202,7 @@ class PayloadReader {
 
     /** The response ended before its last byte (the server or the network cut it). */
     closedEarly(err?: Error): void {
-        this.fail(clientFailure('Payload stream closed prematurely', err));
+        this.fail(payloadStreamFailure('Payload stream closed prematurely', err));
     }
 
     /** The stream failed: a response's error is its connection cut short; any other stream's error says why. */
@@ -210,7 +210,7 @@ class PayloadReader {
         if (typeof this.res.complete === 'boolean') {
             this.closedEarly(err);
         } else {
-            this.fail(clientFailure(`Payload stream error: ${err.message}`, err));
+            this.fail(payloadStreamFailure(`Payload stream error: ${err.message}`, err));
         }
     }
 

@@ -28,6 +28,7 @@ import {
 } from './proxy.js';
 import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {
+    attemptsOf,
     discardResponse,
     isRetryableError,
     type RetryPolicy,
@@ -112,14 +113,14 @@ export class RequestFlow {
     private timeoutMs = 0;
     private hopEnded = true;
     private redirectCount = 0;
-    // The redirect responses so far: `data` of the errors that end the chain.
-    private trace: RedirectHop[] | undefined;
     // The proxy the current hop goes through, if any.
     private proxy: ProxyRoute | undefined;
     // With the `retry` option: the policy, the retries made so far and the wait before the next one.
     private retry: RetryPolicy | undefined;
     private retryCount = 0;
     private retryTimer: NodeJS.Timeout | undefined;
+    // The redirect responses so far: `data` of the errors that end the chain.
+    private trace: RedirectHop[] | undefined;
 
     constructor(private readonly context: ClientContext) {
         this.promise = new Promise<IncomingMessage>((resolve, reject) => {
@@ -149,6 +150,11 @@ export class RequestFlow {
         }
 
         const merged = mergeOptions(defaults, options ?? undefined);
+        if (merged.gunzip && merged.headers['accept-encoding'] === undefined) {
+            // The caller will decode: say so, as @hapi/wreck does (gzip, the one coding every server has).
+            merged.headers['accept-encoding'] = 'gzip';
+        }
+
         this.events = observedEmitter(this.context.events);
         const target =
             typeof uri === 'string'
@@ -201,7 +207,8 @@ export class RequestFlow {
 
     /** One request: `target` is a URL (a `URL` argument, a redirect) or the cached destination of a string URI. */
     private startHop(method: string, target: URL | Destination, options: EffectiveOptions): void {
-        let payload = preparePayload(options.payload, options.headers);
+        // GET and HEAD carry no body (as with @hapi/wreck): a payload given for them is not sent.
+        let payload = bodyless(method) ? undefined : preparePayload(options.payload, options.headers);
         let headers = options.headers;
         const events = this.events;
         this.method = method;
@@ -235,7 +242,7 @@ export class RequestFlow {
                 if (options.payload !== givenPayload) {
                     // The length described the old body.
                     delete headers['content-length'];
-                    payload = preparePayload(options.payload, headers);
+                    payload = bodyless(method) ? undefined : preparePayload(options.payload, headers);
                 }
 
                 // Listeners rarely touch the URL: when its href is unchanged, so is the destination made from it.
@@ -546,6 +553,10 @@ export class RequestFlow {
     }
 
     private finish(res: IncomingMessage): void {
+        if (this.retry !== undefined) {
+            attemptsOf.set(res, this.retryCount + 1);
+        }
+
         this.settle();
         this.resolve(res);
     }
@@ -606,6 +617,10 @@ function onRequestError(this: FlowRequest, err: Error): void {
         // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
         flow.failHop(this.aborted ? aborted(undefined, 'request') : flow.networkError(err));
     }
+}
+
+function bodyless(method: string): boolean {
+    return method === 'GET' || method === 'HEAD';
 }
 
 /**

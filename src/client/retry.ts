@@ -224,6 +224,9 @@ export function discardResponse(res: IncomingMessage): void {
 
 function ignore(): void {}
 
+/** The attempts made for a response of a request with the `retry` option (its error then tells them). */
+export const attemptsOf = new WeakMap<IncomingMessage, number>();
+
 /** Records on the final failure how many attempts were made (`data.attempts`). */
 export function withAttempts(err: HttpError, attempts: number): HttpError {
     const data = err.data as unknown;

@@ -239,4 +239,6 @@ export interface ResponseErrorData<T = unknown> {
     headers: IncomingHttpHeaders;
     payload: T;
     res: IncomingMessage;
+    /** With the `retry` option: the attempts made, this response being the last one's. */
+    attempts?: number;
 }

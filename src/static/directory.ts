@@ -70,7 +70,8 @@ export function createDirectoryHandler(
             }
         }
 
-        throw lastError;
+        // No root at all (a path function returned []) serves nothing: a miss, as for a missing file.
+        throw lastError ?? notFound();
     };
 }
 
@@ -173,10 +174,6 @@ async function serveFromRoot(
     }
 
     releaseFile(found);
-    if (settings.index.length === 0 && !settings.listing) {
-        throw forbidden(null, { path });
-    }
-
     const pathname = request.url.pathname;
     if (
         settings.redirectToSlash &&
@@ -190,6 +187,10 @@ async function serveFromRoot(
         }
 
         return h.redirect(`${location}/${request.url.search}`);
+    }
+
+    if (settings.index.length === 0 && !settings.listing) {
+        throw forbidden(null, { path });
     }
 
     for (const name of settings.index) {

@@ -7,7 +7,7 @@ import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
 import { assertOption, type FileSettings } from './file-options.js';
 import { traceFilePreparation } from './file-span.js';
-import { type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
+import { considersVariants, type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
 import { readBytes } from './fs.js';
 import { hashWhileStreaming } from './hashing-stream.js';
 import { evaluatePreconditions, hasPreconditions, needsBody } from './preconditions.js';
@@ -137,7 +137,7 @@ function prepareHeaders(response: ResponseObject, source: FileSource): Promise<v
     source.file = file;
     assertRegularFile(file, source.path);
 
-    if (settings.lookupCompressed) {
+    if (considersVariants(settings)) {
         // Which file is sent depends on accept-encoding, whether or not a variant exists.
         response.vary('accept-encoding');
     }
@@ -169,6 +169,7 @@ function answerConditions(
 
         if (outcome === 'not-modified') {
             setValidators(response, state, file, etag);
+            setContentType(response, state, source.path);
             response.code(304);
             releaseFile(file);
             return undefined;
@@ -208,9 +209,7 @@ function describeBody(response: ResponseObject, source: FileSource, file: FoundF
     source.offset = first;
     source.length = Math.max(last - first + 1, 0);
 
-    if (!response.headers['content-type']) {
-        response.type(state.contentType(source.path));
-    }
+    setContentType(response, state, source.path);
 
     if (settings.mode) {
         response.header(
@@ -229,6 +228,13 @@ function describeBody(response: ResponseObject, source: FileSource, file: FoundF
     }
 
     response.bytes(source.length);
+}
+
+/** The type of the file's extension, unless the handler chose one (`h.file(...).type(...)`). */
+function setContentType(response: ResponseObject, state: StaticState, path: string): void {
+    if (!response.headers['content-type']) {
+        response.type(state.contentType(path));
+    }
 }
 
 function assertRegularFile(file: FoundFile, path: string): void {
@@ -294,11 +300,12 @@ function setValidators(response: ResponseObject, state: StaticState, file: Found
 
 /** Honours a single range of a GET with a 206; the selection rules are in range.ts. */
 function applyRange(response: ResponseObject, source: FileSource, etag: string | null): void {
+    response.header('accept-ranges', 'bytes');
     if (source.length === 0) {
+        // No byte of an empty body can be asked for: it is sent whole, as a 200.
         return;
     }
 
-    response.header('accept-ranges', 'bytes');
     const range = requestedRange(requestOf(response), source.length, etag, source.file!.stats.mtimeMs, source.path);
     if (range === null) {
         return;

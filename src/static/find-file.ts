@@ -65,9 +65,7 @@ export function findFile(
         throw forbidden(null, { path });
     }
 
-    // A pre-compressed variant stands in for the whole file only: a slice of it (start/end) would be
-    // a slice of the compressed bytes, corrupt content labelled with the encoding.
-    if (settings.lookupCompressed && settings.start === 0 && settings.end === null) {
+    if (considersVariants(settings)) {
         for (const [encoding, extension] of negotiateEncoding(
             headerOf(request, 'accept-encoding'),
             settings.lookupMap
@@ -80,6 +78,14 @@ export function findFile(
     }
 
     return inspect(state, path, path, confineDir, null, withBody);
+}
+
+/**
+ * A pre-compressed variant stands in for the whole file only: a slice of it (start/end) would be a
+ * slice of the compressed bytes, corrupt content labelled with the encoding.
+ */
+export function considersVariants(settings: FileSettings): boolean {
+    return settings.lookupCompressed && settings.start === 0 && settings.end === null;
 }
 
 /** A pre-compressed variant when one exists as a regular file; a missing one is no error. */

@@ -127,6 +127,25 @@ describe('Stream payloads: sent only once connected, re-sent on 307/308 (payload
         expect(payload.listenerCount('error')).toBe(0);
     });
 
+    it('a stream already read to its end is sent as an empty body, not waited for', async () => {
+        const payload = Readable.from(['spent']);
+        for await (const _chunk of payload) {
+            // The caller consumed it.
+        }
+
+        const { payload: echoed } = await client.post<Echo>(server.url, { payload, json: true });
+        expect(echoed.payload).toBe('');
+    });
+
+    it('a stream destroyed before it is sent rejects instead of hanging', async () => {
+        const payload = new Readable({ read() {} });
+        payload.destroy();
+        await expect(client.post(server.url, { payload })).rejects.toMatchObject({
+            message: 'Client request error: The stream payload was destroyed before it was sent',
+            output: { statusCode: 502 }
+        });
+    });
+
     it('a stream that fails while it is sent rejects with that error and leaves no listener', async () => {
         let sent = 0;
         const failure = Object.assign(new Error('disk gone'), { code: 'EIO' });

@@ -322,6 +322,23 @@ describe('proxy: a refusing or unreachable proxy is a 502 naming it', () => {
         }
     });
 
+    it('retry: an unreachable proxy is retried like any refused connection, a refusing one is not', async () => {
+        const closed = net.createServer();
+        await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+        const { port } = closed.address() as AddressInfo;
+        await new Promise<void>((resolve) => closed.close(() => resolve()));
+        const retry = { backoff: () => 0 };
+        const unreachable = await freshClient()
+            .get(`${origin.url}/`, { proxy: `http://127.0.0.1:${port}`, retry })
+            .catch((e: unknown) => e);
+        expect((unreachable as { data: { attempts: number } }).data.attempts).toBe(3);
+        const refusing = await freshClient()
+            .get(`${secureOrigin.url}/`, { proxy: wrongCredentials(), retry })
+            .catch((e: unknown) => e);
+        expect((refusing as { data: { attempts: number } }).data.attempts).toBe(1);
+        expect(guardedProxy.tunnels).toHaveLength(1);
+    });
+
     it('the hop reports the refusal in its response event', async () => {
         const observed = freshClient().defaults({ events: true });
         const seen: Parameters<ClientEvents['response']>[] = [];

@@ -280,6 +280,18 @@ describe('2.2 read() reads any readable stream, with or without headers', () => 
         expect((err as Error).cause).toBe(failure);
     });
 
+    it('a stream failure keeps the stream error as cause and leaves data to the caller', async () => {
+        const failure = new Error('gone');
+        const stream = new Readable({
+            read() {
+                this.destroy(failure);
+            }
+        });
+        const err = (await client.read(stream).catch((error: unknown) => error)) as Error & { data: unknown };
+        expect(err.cause).toBe(failure);
+        expect(err.data).toBeNull();
+    });
+
     it('a stream that closes before its end rejects with 500 Payload stream closed prematurely', async () => {
         const stream = new Readable({ read() {} });
         const reading = client.read(stream);

@@ -152,6 +152,28 @@ describe('2.1 Client request options', () => {
         expect(chunked.payload).toBe('abc');
     });
 
+    it('sends no body with GET or HEAD, whatever the payload (as @hapi/wreck)', async () => {
+        const stream = Readable.from(['unread']);
+        const echoed = await sent({ payload: 'ignored' }, '/', 'GET');
+        expect(echoed.payload).toBe('');
+        expect(echoed.headers['content-length']).toBeUndefined();
+        const head = await client.request('HEAD', server.url, { payload: stream });
+        expect(head.statusCode).toBe(200);
+        head.resume();
+        expect(stream.readableDidRead).toBe(false);
+    });
+
+    it('asks for gzip (accept-encoding) when gunzip is set, unless the caller chose', async () => {
+        expect((await sent({ gunzip: true } as never, '/', 'GET')).headers['accept-encoding']).toBe('gzip');
+        expect((await sent({ gunzip: 'force' } as never, '/', 'GET')).headers['accept-encoding']).toBe('gzip');
+        expect(
+            (await sent({ gunzip: true, headers: { 'accept-encoding': 'br' } } as never, '/', 'GET')).headers[
+                'accept-encoding'
+            ]
+        ).toBe('br');
+        expect((await sent({}, '/', 'GET')).headers['accept-encoding']).toBeUndefined();
+    });
+
     it('sends no body for a null payload', async () => {
         const echoed = await sent({ payload: null as unknown as string });
         expect(echoed.payload).toBe('');

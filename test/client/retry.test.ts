@@ -260,6 +260,15 @@ describe('retry: the final failure is the last attempt error, with data.attempts
         });
     });
 
+    it('a helper throws the status of the last attempt, with data.attempts', async () => {
+        const { url } = flaky('status', 5, '&status=500');
+        const err = await client.get(url, { retry: noWait }).catch((e: unknown) => e);
+        expect(isHttpError(err, 500)).toBe(true);
+        expect((err as { data: { attempts: number } }).data.attempts).toBe(3);
+        const plain = await client.get(flaky('status', 1, '&status=500').url).catch((e: unknown) => e);
+        expect((plain as { data: object }).data).not.toHaveProperty('attempts');
+    });
+
     it('the request timeout of the last attempt', async () => {
         const { url, key } = flaky('hang', 5);
         const err = await client

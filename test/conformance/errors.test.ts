@@ -1,4 +1,5 @@
 import Boom from '@hapi/boom';
+import * as Hapi from '@hapi/hapi';
 import { describe, expect, it } from 'vitest';
 import { errors } from '../../src/index.js';
 
@@ -292,6 +293,48 @@ describe('Conformance with @hapi/boom: the error constructor, toHttpError, isHtt
                 return error;
             });
         }
+    });
+});
+
+describe('Conformance with @hapi/boom: the response hapi sends for an error', () => {
+    /** The same route on two servers, one throwing boom's error and one ours, answered over inject. */
+    async function respond(make: (library: Library) => Error) {
+        const answers = [];
+        for (const library of [boom, ours]) {
+            const server = Hapi.server({ debug: false });
+            server.route({
+                method: 'GET',
+                path: '/',
+                handler: () => {
+                    throw make(library);
+                }
+            });
+            const res = await server.inject('/');
+            answers.push({ status: res.statusCode, headers: { ...res.headers, date: undefined }, body: res.payload });
+        }
+
+        return { theirs: answers[0]!, ours: answers[1]! };
+    }
+
+    it.each([
+        ['a 4xx with a message and data', (library: Library) => library.badRequest!('Invalid id', data)],
+        ['a 405 with Allow', (library: Library) => library.methodNotAllowed!('No', null, ['GET', 'HEAD'])],
+        ['a 401 challenge', (library: Library) => library.unauthorized!('Expired', 'Bearer', { realm: 'api' })],
+        ['a 500 with data (its message hidden)', (library: Library) => library.internal!('db down', data)],
+        ['a decorated TypeError', (library: Library) => library.boomify(new TypeError('bad'), { statusCode: 422 })],
+        [
+            'a 429 with a header set on output',
+            (library: Library) => {
+                const error = library.tooManyRequests!('Slow down') as Error & {
+                    output: { headers: Record<string, string> };
+                };
+                error.output.headers['Retry-After'] = '30';
+                return error;
+            }
+        ]
+    ])('%s: same status, headers and body', async (_title, make) => {
+        const { theirs, ours: our } = await respond(make);
+        expect(our).toStrictEqual(theirs);
     });
 });
 

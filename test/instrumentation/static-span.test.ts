@@ -10,6 +10,7 @@ import {
     ATTR_FILE_SIZE as INCUBATING_FILE_SIZE
 } from '@opentelemetry/semantic-conventions/incubating';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import * as exported from '../../instrumentation/index.js';
 import { TRACING_PLUGIN, tracing } from '../../instrumentation/index.js';
 import {
     ATTR_FILE_PATH,
@@ -148,6 +149,14 @@ describe('traced file serving: attributes on the server span', () => {
 
     it('reads the span the tracing plugin keeps under its name', () => {
         expect(TRACING_PLUGIN).toBe('tracewire-tracing');
+    });
+
+    it('tracewire/instrumentation exports the names of the tracewire.static attributes', () => {
+        expect([exported.ATTR_STATIC_ENCODING, exported.ATTR_STATIC_ETAG, exported.ATTR_STATIC_RANGE]).toEqual([
+            'tracewire.static.encoding',
+            'tracewire.static.etag',
+            'tracewire.static.range'
+        ]);
     });
 });
 

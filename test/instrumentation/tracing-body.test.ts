@@ -111,6 +111,25 @@ describe('tracing plugin: body sizes as on the wire', () => {
         expect(span.attributes[ATTR_HTTP_RESPONSE_BODY_SIZE]).toBe(9);
     });
 
+    it('a chunked request body: the bytes of its chunks, without the framing', async () => {
+        const res = await new Promise<string>((resolve, reject) => {
+            const req = httpRequest(
+                { host: '127.0.0.1', port, method: 'POST', path: '/upload', agent: false },
+                (response) => {
+                    const chunks: Buffer[] = [];
+                    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+                    response.on('end', () => resolve(Buffer.concat(chunks).toString()));
+                }
+            );
+            req.on('error', reject);
+            req.write(Buffer.alloc(3000, 1));
+            req.write('and more');
+            req.end();
+        });
+        expect(res).toBe('got 3008');
+        expect((await serverSpan()).attributes[ATTR_HTTP_REQUEST_BODY_SIZE]).toBe(3008);
+    });
+
     it('a HEAD response: 0 bytes', async () => {
         const res = await raw('HEAD', '/text');
         expect(res.statusCode).toBe(200);

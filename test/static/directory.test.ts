@@ -26,6 +26,12 @@ async function serverWithDirectory(
 
 describe('2.8 directory handler options', () => {
     describe('path', () => {
+        it('a function returning no root at all is a 404, as a missing file', async () => {
+            const server = await serverWithDirectory({ path: () => [] });
+            const res = await server.inject('/hello.txt');
+            expect(res.statusCode).toBe(404);
+        });
+
         it('a string root resolves against the route files.relativeTo', async () => {
             const server = await serverWithDirectory();
             const res = await server.inject('/hello.txt');
@@ -127,6 +133,14 @@ describe('2.8 directory handler options', () => {
 
         it('a directory without index file and without listing is 403', async () => {
             const server = await serverWithDirectory();
+            expect((await server.inject('/nested/')).statusCode).toBe(403);
+        });
+
+        it('with redirectToSlash, a directory URL without its slash is redirected first, then 403', async () => {
+            const server = await serverWithDirectory({ index: false, redirectToSlash: true });
+            const res = await server.inject('/nested');
+            expect(res.statusCode).toBe(302);
+            expect(res.headers.location).toBe('/nested/');
             expect((await server.inject('/nested/')).statusCode).toBe(403);
         });
 

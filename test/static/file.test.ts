@@ -365,6 +365,8 @@ describe('2.7 file response options', () => {
                 const res = await server.inject({ url: '/', headers: { 'accept-encoding': 'gzip' } });
                 expect(res.statusCode).toBe(200);
                 expect(res.headers['content-encoding']).toBeUndefined();
+                // No variant is ever considered, so the response does not depend on accept-encoding.
+                expect(res.headers.vary).toBeUndefined();
                 expect(res.payload).toBe(largeText.slice(start, end === undefined ? undefined : end + 1));
             }
         });
@@ -457,6 +459,19 @@ describe('1.3 response headers: content-type, last-modified, etag, content-lengt
     });
 });
 
+describe('1.3 an empty file', () => {
+    it('announces accept-ranges and answers a Range with the whole (empty) body, not a 416', async () => {
+        const server = await serverWithFileRoute('empty.txt');
+        for (const headers of [{}, { range: 'bytes=0-1' }]) {
+            const res = await server.inject({ url: '/', headers });
+            // hapi sends an empty 200 as its emptyStatusCode, 204.
+            expect(res.statusCode).toBe(204);
+            expect(res.headers['accept-ranges']).toBe('bytes');
+            expect(res.payload).toBe('');
+        }
+    });
+});
+
 describe('1.3 conditional requests on etag and last-modified', () => {
     async function tagged(): Promise<{ server: Hapi.Server; etag: string; lastModified: string }> {
         const server = await serverWithFileRoute('hello.txt');
@@ -470,6 +485,7 @@ describe('1.3 conditional requests on etag and last-modified', () => {
         expect(res.statusCode).toBe(304);
         expect(res.payload).toBe('');
         expect(res.headers.etag).toBe(etag);
+        expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     });
 
     it('if-none-match compares weakly and accepts lists and *', async () => {
