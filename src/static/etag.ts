@@ -60,6 +60,18 @@ export class EtagCache {
         return cached;
     }
 
+    /** The tag of contents already in memory: hashed here, remembered, no read of the file. */
+    tagOf(path: string, stats: Stats, contents: Buffer): string {
+        const tag = createHash('sha1').update(contents).digest('hex');
+        this.#remember(keyOf(path, stats), tag);
+        return tag;
+    }
+
+    /** Remembers a tag computed elsewhere (from the bytes of a response as they were streamed). */
+    remember(path: string, stats: Stats, tag: string): void {
+        this.#remember(keyOf(path, stats), tag);
+    }
+
     #hash(key: string, path: string): Promise<string> {
         const pending = this.#pending.get(key);
         if (pending) {

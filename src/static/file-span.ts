@@ -96,10 +96,16 @@ function describeMissingFile(span: Span, response: ResponseObject): void {
 }
 
 function etagOrigin(response: ResponseObject, source: FileSource, waited: boolean): string {
+    // A large file not hashed yet is hashed as this response streams it (it carries no ETag itself).
+    if (source.hashWhileStreaming) {
+        return 'computed';
+    }
+
     // No ETag header: etagMethod false, or a response that is not the resource (an error page with a status).
     if (response.headers.etag === undefined) {
         return 'off';
     }
 
-    return source.settings.etagMethod === 'hash' && !waited ? 'hit' : 'computed';
+    // A small file is hashed synchronously from the bytes read for the response: computed, not a hit.
+    return source.settings.etagMethod === 'hash' && !waited && !source.etagComputed ? 'hit' : 'computed';
 }

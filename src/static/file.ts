@@ -1,12 +1,15 @@
 import * as Fs from 'node:fs';
 import * as Path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Request, ResponseObject } from '@hapi/hapi';
 import { forbidden, preconditionFailed } from '../errors/index.js';
+import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
 import { assertOption, type FileSettings } from './file-options.js';
 import { traceFilePreparation } from './file-span.js';
 import { considersVariants, type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
 import { readBytes } from './fs.js';
+import { hashWhileStreaming } from './hashing-stream.js';
 import { evaluatePreconditions, hasPreconditions, needsBody } from './preconditions.js';
 import { requestedRange } from './range.js';
 import type { StaticState } from './state.js';
@@ -26,6 +29,11 @@ const bufferedFileLimit = 64 * 1024;
  * response in flight holds a chunk or two: with a thousand slow clients 1 MiB would pin gigabytes.
  */
 const streamChunkSize = 256 * 1024;
+/**
+ * Files up to this size not hashed yet are read whole, hashed and sent from memory before the first
+ * byte (about a millisecond); larger ones are hashed while the first response streams them.
+ */
+const hashInMemoryLimit = 1024 * 1024;
 const emptyBody = Buffer.alloc(0);
 
 /** What a file response carries from `prepare` to `marshal` and `close`; it is the response's `source`. */
@@ -39,6 +47,10 @@ export interface FileSource {
     /** Offset and length of the bytes sent, fixed by `prepare`. */
     offset: number;
     length: number;
+    /** The file is large and not hashed yet: this response goes without an etag and hashes what it sends. */
+    hashWhileStreaming: boolean;
+    /** The etag was hashed for this response (from bytes read for it), not found in the cache. */
+    etagComputed: boolean;
 }
 
 /** The file response for a path given to `h.file()` or the `file` handler. */
@@ -67,7 +79,17 @@ export function createFileResponse(
     settings: FileSettings,
     found: FoundFile | null = null
 ): ResponseObject {
-    const source: FileSource = { path, confineDir, settings, state, file: found, offset: 0, length: 0 };
+    const source: FileSource = {
+        path,
+        confineDir,
+        settings,
+        state,
+        file: found,
+        offset: 0,
+        length: 0,
+        hashWhileStreaming: false,
+        etagComputed: false
+    };
     return request.generateResponse(source, {
         variety: 'file',
         // hapi awaits what prepare returns, so a response returned synchronously is as good as a promise.
@@ -123,7 +145,7 @@ function prepareHeaders(response: ResponseObject, source: FileSource): Promise<v
     // A status set before prepare (an error page sent with `.code(404)`) is not the resource itself:
     // no validators, no 304 and no ranges for it.
     const isResource = response.statusCode === 200;
-    const etag = isResource ? entityTag(state, settings, file) : null;
+    const etag = isResource ? entityTag(source, file, request) : null;
     return etag instanceof Promise
         ? etag.then((tag) => answerConditions(response, source, file, tag))
         : answerConditions(response, source, file, etag);
@@ -154,12 +176,12 @@ function answerConditions(
         }
     }
 
-    if (file.fd === null && request.method !== 'head') {
+    if (file.fd === null && file.contents === null && request.method !== 'head') {
         // The conditions did not spare the body after all: open the file and describe what is sent.
         const opened = findFile(state, request, source.path, source.confineDir, settings, true);
         source.file = opened;
         assertRegularFile(opened, source.path);
-        const tag = isResource ? entityTag(state, settings, opened) : null;
+        const tag = isResource ? entityTag(source, opened, request) : null;
         if (tag instanceof Promise) {
             return tag.then((known) => describeBody(response, source, opened, known));
         }
@@ -223,14 +245,48 @@ function assertRegularFile(file: FoundFile, path: string): void {
     }
 }
 
-/** Synchronous when the tag is known: only a file not hashed yet costs an await. */
-function entityTag(
-    state: StaticState,
-    settings: FileSettings,
-    file: FoundFile
-): string | null | Promise<string | null> {
+/**
+ * Synchronous unless a large file must be hashed first. A file up to 1 MiB not hashed yet is read
+ * once, here, and the same bytes are hashed and sent. A larger one is hashed as it is streamed when
+ * nothing in the request needs its tag now (the response then carries no etag), else before.
+ */
+function entityTag(source: FileSource, file: FoundFile, request: Request): string | null | Promise<string | null> {
+    const { state, settings } = source;
     const known = state.etags.known(settings.etagMethod, file.path, file.stats);
-    return known === undefined ? state.etags.tag(settings.etagMethod, file.path, file.stats) : known;
+    if (known !== undefined) {
+        return known;
+    }
+
+    if (file.contents !== null || (file.fd !== null && file.stats.size <= hashInMemoryLimit)) {
+        source.etagComputed = true;
+        return state.etags.tagOf(file.path, file.stats, contentsOf(state, file));
+    }
+
+    if (file.fd !== null && !needsTag(request)) {
+        source.hashWhileStreaming = true;
+        return null;
+    }
+
+    return state.etags.tag(settings.etagMethod, file.path, file.stats);
+}
+
+/** Headers that can only be evaluated with the entity tag itself. */
+function needsTag(request: Request): boolean {
+    const headers = request.headers;
+    return (
+        headers['if-match'] !== undefined || headers['if-none-match'] !== undefined || headers['if-range'] !== undefined
+    );
+}
+
+/** The whole of a small open file, read once and offered to the content cache. */
+function contentsOf(state: StaticState, file: FoundFile): Buffer {
+    if (file.contents === null) {
+        const size = file.stats.size;
+        file.contents = size === 0 ? emptyBody : readBytes(file.fd!, file.path, 0, size);
+        state.contents.set(file.path, file.stats, file.contents);
+    }
+
+    return file.contents;
 }
 
 function setValidators(response: ResponseObject, state: StaticState, file: FoundFile, etag: string | null): void {
@@ -261,30 +317,44 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
     source.length = range.to - range.from + 1;
 }
 
-async function marshalFileResponse(response: ResponseObject): Promise<Buffer | Fs.ReadStream> {
+async function marshalFileResponse(response: ResponseObject): Promise<Buffer | Readable> {
     const source = response.source as FileSource;
+    const { state } = source;
     const file = source.file!;
-    if (file.fd === null) {
+    if (file.fd === null && file.contents === null) {
         // HEAD: hapi only asks for the length, which is already set.
         return emptyBody;
     }
 
+    if (file.contents !== null || file.stats.size <= cachedFileLimit) {
+        // Small files are read whole (once, kept for the next request) and sliced for a range.
+        try {
+            return contentsOf(state, file).subarray(source.offset, source.offset + source.length);
+        } finally {
+            releaseFile(file);
+        }
+    }
+
     if (source.length <= bufferedFileLimit) {
         try {
-            return source.length === 0 ? Buffer.alloc(0) : readBytes(file.fd, file.path, source.offset, source.length);
+            return source.length === 0 ? Buffer.alloc(0) : readBytes(file.fd!, file.path, source.offset, source.length);
         } finally {
             releaseFile(file);
         }
     }
 
     const stream = Fs.createReadStream(file.path, {
-        fd: file.fd,
+        fd: file.fd!,
         start: source.offset,
         end: source.offset + source.length - 1,
         highWaterMark: streamChunkSize
     });
     // The stream now owns the descriptor and closes it when it ends or is destroyed.
     file.fd = null;
+    if (source.hashWhileStreaming && source.offset === 0 && source.length === file.stats.size) {
+        return hashWhileStreaming(stream, file.path, file.stats, state.etags);
+    }
+
     return stream;
 }
 

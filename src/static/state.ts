@@ -1,5 +1,6 @@
 import * as Path from 'node:path';
 import * as Mime from 'mime-types';
+import { ContentCache } from './content-cache.js';
 import { EtagCache } from './etag.js';
 import { realPath } from './fs.js';
 
@@ -9,6 +10,8 @@ const lookupCacheLimit = 1000;
 /** Per-server state of the plugin: the ETag cache and lookups that stay valid for the server's life. */
 export class StaticState {
     readonly etags: EtagCache;
+    /** Small files' bytes, validated by a stat on every use. */
+    readonly contents = new ContentCache();
     /** A confine root's real path is resolved once: the root itself may be a symlink. */
     readonly #realRoots = new Map<string, string>();
     readonly #contentTypes = new Map<string, string>();

@@ -448,3 +448,18 @@ describe('http.client.request.duration', () => {
         await reader.meterProvider.shutdown();
     });
 });
+
+describe('instrumentClient: a hop in flight belongs to the instrumentation that started it', () => {
+    it('gets no span from an instrumentation that replaced a disabled one meanwhile', async () => {
+        const other = client.defaults({ events: true });
+        const first = instrumentClient(other, providers);
+        const pending = other.get(`${base}/slow`);
+        await expect.poll(() => received.length).toBe(1);
+        first.disable();
+        const second = instrumentClient(other, providers);
+        const { payload } = await pending;
+        second.disable();
+        expect(String(payload)).toBe('late');
+        expect(otel.spans()).toHaveLength(0);
+    });
+});

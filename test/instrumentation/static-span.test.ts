@@ -27,12 +27,15 @@ const root = mkdtempSync(Path.join(tmpdir(), 'tracewire-file-span-'));
 const plain = 'plain text served by the static plugin\n';
 const css = 'body { color: black; }\n'.repeat(50);
 const cssGz = gzipSync(css);
+/** Over 1 MiB: not hashed before it is sent, but while the first response streams it. */
+const large = Buffer.alloc(2 * 1024 * 1024, 'large\n');
 let server: Hapi.Server;
 
 beforeAll(async () => {
     writeFileSync(Path.join(root, 'plain.txt'), plain);
     writeFileSync(Path.join(root, 'app.css'), css);
     writeFileSync(Path.join(root, 'app.css.gz'), cssGz);
+    writeFileSync(Path.join(root, 'large.bin'), large);
     server = Hapi.server({ host: '127.0.0.1', port: 0, routes: { files: { relativeTo: root } } });
     await server.register({
         plugin: tracing,
@@ -67,6 +70,15 @@ async function fetchSpan(path: string, headers: Record<string, string> = {}) {
 }
 
 describe('traced file serving: attributes on the server span', () => {
+    it('a large file hashed while the first response streams it: computed, then a cache hit', async () => {
+        const first = await fetchSpan('/files/large.bin');
+        expect(first.res.headers.get('etag')).toBeNull();
+        expect(first.attributes[ATTR_STATIC_ETAG]).toBe('computed');
+        const second = await fetchSpan('/files/large.bin');
+        expect(second.res.headers.get('etag')).not.toBeNull();
+        expect(second.attributes[ATTR_STATIC_ETAG]).toBe('hit');
+    });
+
     it('uses the names of the conventions for file.path and file.size', () => {
         expect(ATTR_FILE_PATH).toBe(INCUBATING_FILE_PATH);
         expect(ATTR_FILE_SIZE).toBe(INCUBATING_FILE_SIZE);
