@@ -5,6 +5,8 @@ export default defineConfig({
         include: ['test/**/*.test.ts'],
         testTimeout: 20_000,
         hookTimeout: 20_000,
+        // expect.poll waits for servers and exporters; a loaded 2-core machine can take seconds.
+        expect: { poll: { timeout: 10_000 } },
         // Two cores: more workers only add contention between servers started by the tests.
         maxWorkers: 2,
         coverage: {

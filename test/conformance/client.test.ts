@@ -96,9 +96,22 @@ async function run(c: AnyClient, scenario: Scenario): Promise<Run> {
         settled = { value: await settle(pending, c) };
     } catch (error) {
         settled = { error };
+        // A request that failed early (a timeout, an abort) may have a hop still on its way to the
+        // server: let it land in this run's log rather than in the next scenario's.
+        await serversQuiet();
     }
 
     return { outcome: outcomeOf(settled), received: comparableReceived(servers.received), logged };
+}
+
+/** Resolves once the servers have received nothing new for a short while (at most one second). */
+async function serversQuiet(): Promise<void> {
+    const deadline = Date.now() + 1000;
+    let seen = -1;
+    while (seen !== servers.received.length && Date.now() < deadline) {
+        seen = servers.received.length;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+    }
 }
 
 /** Runs a scenario with both clients; the same records unless the difference is intended. */
