@@ -112,12 +112,30 @@ type HeaderValue = string | number | readonly string[] | undefined | null;
 export interface CapturedHeaders {
     readonly names: readonly string[];
     readonly keys: readonly string[];
+    /** Per name: whether its values are credentials, recorded as `REDACTED`. */
+    readonly redacted: readonly boolean[];
 }
+
+/**
+ * Headers whose values are credentials. A span is read by far more people than the service's
+ * secrets are, and some of these the caller never wrote: `proxy-authorization` comes from a proxy
+ * URL's credentials. Listing one of them records that the header was there, never its value.
+ */
+export const credentialHeaders: ReadonlySet<string> = new Set([
+    'authorization',
+    'proxy-authorization',
+    'cookie',
+    'set-cookie'
+]);
 
 export function capturedHeaders(names: readonly string[] | undefined, side: 'request' | 'response'): CapturedHeaders {
     const lower = (names ?? []).map((name) => name.toLowerCase());
     const keyOf = side === 'request' ? ATTR_HTTP_REQUEST_HEADER : ATTR_HTTP_RESPONSE_HEADER;
-    return { names: lower, keys: lower.map((name) => keyOf(name)) };
+    return {
+        names: lower,
+        keys: lower.map((name) => keyOf(name)),
+        redacted: lower.map((name) => credentialHeaders.has(name))
+    };
 }
 
 /** Adds `http.{request,response}.header.<name>` (string arrays, as the conventions want) to `attributes`. */
@@ -132,6 +150,7 @@ export function addHeaderAttributes(
             continue;
         }
 
-        attributes[captured.keys[i]!] = Array.isArray(value) ? value.map(String) : [String(value)];
+        const values = Array.isArray(value) ? value.map(String) : [String(value)];
+        attributes[captured.keys[i]!] = captured.redacted[i] ? values.map(() => 'REDACTED') : values;
     }
 }

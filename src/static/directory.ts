@@ -3,6 +3,7 @@ import type { Lifecycle, Request, RequestRoute, ResponseObject, ResponseToolkit 
 import { forbidden, isHttpError, notFound } from '../errors/index.js';
 import { createFileResponse } from './file.js';
 import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
+import { describeUnservedPath } from './file-span.js';
 import { type FoundFile, findFile, isWithin, releaseFile } from './find-file.js';
 import { readDirectory } from './fs.js';
 import { listingResponse } from './listing.js';
@@ -63,11 +64,16 @@ export function createDirectoryHandler(
             } catch (err) {
                 // Several roots: a miss in one means try the next; any other failure is the answer.
                 if (!isHttpError(err, 404)) {
+                    describeUnservedPath(request, root, requested);
                     throw err;
                 }
 
                 lastError = err;
             }
+        }
+
+        if (roots.length > 0) {
+            describeUnservedPath(request, roots[0]!, requested);
         }
 
         // No root at all (a path function returned []) serves nothing: a miss, as for a missing file.

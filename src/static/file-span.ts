@@ -95,6 +95,19 @@ function describeMissingFile(span: Span, response: ResponseObject): void {
     }
 }
 
+/**
+ * A directory-handler request that ends in an error before any file response exists (no such
+ * file, a hidden name, a directory without index): `file.path` of the path asked for, relative to
+ * the root, when it stays inside it. A way out of the root is not described.
+ */
+export function describeUnservedPath(request: Request, root: string, requested: string): void {
+    const span = recordingSpanOf(request);
+    const path = Path.join(root, requested);
+    if (span !== undefined && isWithin(path, root)) {
+        span.setAttribute(ATTR_FILE_PATH, Path.relative(root, path));
+    }
+}
+
 function etagOrigin(response: ResponseObject, source: FileSource, waited: boolean): string {
     // A large file not hashed yet is hashed as this response streams it (it carries no ETag itself).
     if (source.hashWhileStreaming) {

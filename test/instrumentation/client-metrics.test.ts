@@ -21,6 +21,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instrumentClient } from '../../instrumentation/index.js';
 import { client } from '../../src/client/index.js';
+import { startProxy } from '../client/test-proxy.js';
 import { setupOtel } from './otel.js';
 
 let server: Server;
@@ -191,6 +192,36 @@ describe('optional client metrics', () => {
         server.closeAllConnections();
         await expect.poll(connections).toEqual({ active: 0, idle: 0 });
         await close();
+    });
+
+    it('http.client.open_connections: connections through a proxy, named by the server behind it', async () => {
+        // The proxy pools are the client's own, made on the first proxied request.
+        const proxy = await startProxy();
+        const { api, otel, close } = instrumented(true);
+        const proxied = api.defaults({ proxy: proxy.url });
+        const connections = async () => {
+            const points = (await otel.metrics()).get(METRIC_HTTP_CLIENT_OPEN_CONNECTIONS)?.points ?? [];
+            return points.map((point) => ({ ...point.attributes, value: point.value }));
+        };
+
+        try {
+            const serverSide = heldResponses(1);
+            const res = await proxied.request('GET', `${base}/held`);
+            const [pending] = await serverSide;
+            expect(await connections()).toEqual([
+                { [ATTR_HTTP_CONNECTION_STATE]: 'active', ...serverAttributes(), value: 1 }
+            ]);
+            const body = api.read(res);
+            pending!.end('llo');
+            expect(String(await body)).toBe('hello');
+            await expect
+                .poll(connections)
+                .toContainEqual({ [ATTR_HTTP_CONNECTION_STATE]: 'idle', ...serverAttributes(), value: 1 });
+            expect(proxy.open.size).toBe(1);
+        } finally {
+            await proxy.close();
+            await close();
+        }
     });
 
     it('http.client.open_connections: a server at an IPv6 address is named by its address and port', async (ctx) => {

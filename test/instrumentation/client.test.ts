@@ -21,6 +21,7 @@ import { ATTR_URL_TEMPLATE } from '../../instrumentation/attributes.js';
 import { type ClientInstrumentation, instrumentClient } from '../../instrumentation/index.js';
 import { client } from '../../src/client/index.js';
 import { type HttpError, toSpanAttributes } from '../../src/errors/index.js';
+import { startProxy } from '../client/test-proxy.js';
 import { setupOtel } from './otel.js';
 
 const otel = setupOtel();
@@ -45,6 +46,8 @@ beforeAll(async () => {
             res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"nope"}');
         } else if (url.pathname === '/fail') {
             res.writeHead(500).end('broken');
+        } else if (url.pathname === '/cookie') {
+            res.writeHead(200, { 'set-cookie': ['session=s3cret', 'theme=dark'] }).end('ok');
         } else if (url.pathname === '/slow') {
             setTimeout(() => res.end('late'), 400);
         } else {
@@ -145,6 +148,42 @@ describe('client spans: one CLIENT span per request hop', () => {
             'http.request.header.content-type': ['application/json'],
             'http.response.header.x-served-by': ['test']
         });
+    });
+
+    it('records that a credential header was there, never its value, whoever wrote it', async () => {
+        // proxy-authorization is not in the caller's headers: the client derives it from the proxy URL.
+        const proxy = await startProxy('user:pa55');
+        const other = client.defaults({ events: true, proxy: proxy.url });
+        const handle = instrumentClient(other, {
+            ...providers,
+            headersToSpanAttributes: {
+                request: ['Authorization', 'proxy-authorization', 'cookie', 'x-request-id'],
+                response: ['Set-Cookie']
+            }
+        });
+        try {
+            await other.get(`${base}/cookie`, {
+                headers: { authorization: 'Bearer t0ken', cookie: 'session=s3cret', 'x-request-id': 'r-2' }
+            });
+        } finally {
+            handle.disable();
+            await proxy.close();
+        }
+
+        // The credentials did travel: to the proxy, and to the origin.
+        expect(proxy.forwarded[0]?.headers['proxy-authorization']).toBe(
+            `Basic ${Buffer.from('user:pa55').toString('base64')}`
+        );
+        expect(received[0]).toMatchObject({ authorization: 'Bearer t0ken', cookie: 'session=s3cret' });
+        const attributes = onlySpan().attributes;
+        expect(attributes).toMatchObject({
+            'http.request.header.authorization': ['REDACTED'],
+            'http.request.header.proxy-authorization': ['REDACTED'],
+            'http.request.header.cookie': ['REDACTED'],
+            'http.request.header.x-request-id': ['r-2'],
+            'http.response.header.set-cookie': ['REDACTED', 'REDACTED']
+        });
+        expect(JSON.stringify(attributes)).not.toMatch(/t0ken|s3cret|pa55|dXNlcjpwYTU1/);
     });
 });
 

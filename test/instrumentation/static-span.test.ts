@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as Path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -36,6 +36,7 @@ beforeAll(async () => {
     writeFileSync(Path.join(root, 'app.css'), css);
     writeFileSync(Path.join(root, 'app.css.gz'), cssGz);
     writeFileSync(Path.join(root, 'large.bin'), large);
+    mkdirSync(Path.join(root, 'sub'));
     server = Hapi.server({ host: '127.0.0.1', port: 0, routes: { files: { relativeTo: root } } });
     await server.register({
         plugin: tracing,
@@ -139,6 +140,25 @@ describe('traced file serving: attributes on the server span', () => {
         expect(attributes[ATTR_FILE_PATH]).toBe(Path.join('nowhere', 'missing.txt'));
         for (const key of [ATTR_FILE_SIZE, ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE]) {
             expect(attributes[key]).toBeUndefined();
+        }
+    });
+
+    it("the directory handler's own 404 and 403: the path asked for, inside the root only", async () => {
+        const missing = await fetchSpan('/files/sub/none.txt');
+        expect(missing.res.status).toBe(404);
+        expect(missing.attributes[ATTR_FILE_PATH]).toBe(Path.join('sub', 'none.txt'));
+        // A directory with neither index file nor listing.
+        const bare = await fetchSpan('/files/sub');
+        expect(bare.res.status).toBe(403);
+        expect(bare.attributes[ATTR_FILE_PATH]).toBe('sub');
+        // A way out of the root is refused and not described.
+        const outside = await fetchSpan('/files/..%2f..%2fetc%2fpasswd');
+        expect(outside.res.status).toBe(403);
+        expect(outside.attributes[ATTR_FILE_PATH]).toBeUndefined();
+        for (const { attributes } of [missing, bare, outside]) {
+            for (const key of [ATTR_FILE_SIZE, ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE]) {
+                expect(attributes[key]).toBeUndefined();
+            }
         }
     });
 
