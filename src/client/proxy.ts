@@ -4,6 +4,8 @@ import type {
     IncomingMessage,
     RequestOptions as NodeRequestOptions
 } from 'node:http';
+import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { getProxyForUrl } from 'proxy-from-env';
@@ -242,8 +244,18 @@ export function proxyPoolCount(agents: Agents): number {
 
 /** Follows a proxied request: whether it got a socket, and the proxy's answer to CONNECT. */
 export function watchProxy(req: ClientRequest, route: ProxyRoute): void {
-    req.once('socket', () => {
-        route.connected = true;
+    req.once('socket', (socket: Socket) => {
+        // A tunnel's socket comes once CONNECT succeeded, a kept-alive one was connected before. A new
+        // connection to the proxy is only made once it is established, TLS handshake included for an
+        // https:// proxy: an untrusted proxy certificate is the proxy's failure, not the origin's.
+        if (route.tunnel || req.reusedSocket || (!socket.connecting && !(socket instanceof TLSSocket))) {
+            route.connected = true;
+            return;
+        }
+
+        socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
+            route.connected = true;
+        });
     });
     if (route.tunnel) {
         req.once(

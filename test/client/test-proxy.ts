@@ -1,4 +1,5 @@
 import * as http from 'node:http';
+import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
 
@@ -24,7 +25,8 @@ export interface TestProxy {
     close(): Promise<void>;
 }
 
-export async function startProxy(credentials?: string): Promise<TestProxy> {
+/** `tls`: the proxy speaks TLS to its clients (an `https://` proxy) with this key and certificate. */
+export async function startProxy(credentials?: string, tls?: { key: Buffer; cert: Buffer }): Promise<TestProxy> {
     const sockets = new Set<net.Socket>();
     const expected = credentials === undefined ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`;
     const proxy: Omit<TestProxy, 'url' | 'port' | 'close'> = {
@@ -33,7 +35,7 @@ export async function startProxy(credentials?: string): Promise<TestProxy> {
         connections: 0,
         open: new Set()
     };
-    const server = http.createServer((req, res) => {
+    const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
         proxy.forwarded.push({ url: req.url ?? '', headers: req.headers });
         if (expected !== undefined && req.headers['proxy-authorization'] !== expected) {
             res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' });
@@ -58,7 +60,8 @@ export async function startProxy(credentials?: string): Promise<TestProxy> {
         );
         upstream.on('error', () => res.destroy());
         req.pipe(upstream);
-    });
+    };
+    const server = tls === undefined ? http.createServer(onRequest) : https.createServer(tls, onRequest);
     server.on('connection', (socket: net.Socket) => {
         proxy.connections++;
         sockets.add(socket);
@@ -93,7 +96,7 @@ export async function startProxy(credentials?: string): Promise<TestProxy> {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     return Object.assign(proxy, {
-        url: `http://${credentials === undefined ? '' : `${credentials}@`}127.0.0.1:${port}`,
+        url: `${tls === undefined ? 'http' : 'https'}://${credentials === undefined ? '' : `${credentials}@`}127.0.0.1:${port}`,
         port,
         close: () => {
             for (const socket of sockets) {
