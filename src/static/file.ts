@@ -94,7 +94,8 @@ export function createFileResponse(
         variety: 'file',
         // hapi awaits what prepare returns, so a response returned synchronously is as good as a promise.
         prepare: tracedPrepare as (response: ResponseObject) => Promise<ResponseObject>,
-        marshal: marshalFileResponse,
+        // hapi awaits what marshal returns, so the Buffer of a small file is returned as it is.
+        marshal: marshalFileResponse as (response: ResponseObject) => Promise<Buffer | Readable>,
         close: closeFileResponse
     });
 }
@@ -317,7 +318,8 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
     source.length = range.to - range.from + 1;
 }
 
-async function marshalFileResponse(response: ResponseObject): Promise<Buffer | Readable> {
+/** Synchronous: hapi awaits what marshal returns, and a Buffer needs no promise of an async function. */
+function marshalFileResponse(response: ResponseObject): Buffer | Readable | Promise<Buffer | Readable> {
     const source = response.source as FileSource;
     const { state } = source;
     const file = source.file!;
