@@ -331,7 +331,11 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
         // Small files are read whole (once, kept for the next request) and sliced for a range.
         try {
-            return contentsOf(state, file).subarray(source.offset, source.offset + source.length);
+            const contents = contentsOf(state, file);
+            // The whole file (no range, no start/end) is sent as it is, without a view to allocate.
+            return source.offset === 0 && source.length === contents.length
+                ? contents
+                : contents.subarray(source.offset, source.offset + source.length);
         } finally {
             releaseFile(file);
         }
