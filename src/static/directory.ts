@@ -44,7 +44,7 @@ export function createDirectoryHandler(
     const relativeTo = route.settings.files!.relativeTo;
     const settings = normalizeDirectoryOptions(options, relativeTo);
 
-    return async (request: Request, h: ResponseToolkit) => {
+    return (request: Request, h: ResponseToolkit) => {
         const roots =
             typeof settings.roots === 'function' ? rootsOf(settings.roots(request), relativeTo) : settings.roots;
         if (roots instanceof Error) {
@@ -57,28 +57,68 @@ export function createDirectoryHandler(
             return notFound();
         }
 
-        let lastError: unknown;
-        for (const root of roots) {
-            try {
-                return await serveFromRoot(state, request, h, settings, root, requested);
-            } catch (err) {
-                // Several roots: a miss in one means try the next; any other failure is the answer.
-                if (!isHttpError(err, 404)) {
-                    describeUnservedPath(request, root, requested);
-                    throw err;
-                }
-
-                lastError = err;
-            }
-        }
-
-        if (roots.length > 0) {
-            describeUnservedPath(request, roots[0]!, requested);
-        }
-
-        // No root at all (a path function returned []) serves nothing: a miss, as for a missing file.
-        throw lastError ?? notFound();
+        return serveFromRoots(state, request, h, settings, roots, requested, 0, undefined);
     };
+}
+
+/**
+ * Tries the roots in order from `index`. Synchronous unless a listing is read: hapi awaits what a
+ * handler returns, and a file found at once spares the promises of an async function.
+ */
+function serveFromRoots(
+    state: StaticState,
+    request: Request,
+    h: ResponseToolkit,
+    settings: DirectorySettings,
+    roots: string[],
+    requested: string,
+    index: number,
+    lastError: unknown
+): ResponseObject | Promise<ResponseObject> {
+    for (let current = index; current < roots.length; ++current) {
+        const root = roots[current]!;
+        let served: ResponseObject | Promise<ResponseObject>;
+        try {
+            served = serveFromRoot(state, request, h, settings, root, requested);
+        } catch (err) {
+            lastError = missOrThrow(request, root, requested, err);
+            continue;
+        }
+
+        if (served instanceof Promise) {
+            return served.catch((err: unknown) =>
+                serveFromRoots(
+                    state,
+                    request,
+                    h,
+                    settings,
+                    roots,
+                    requested,
+                    current + 1,
+                    missOrThrow(request, root, requested, err)
+                )
+            );
+        }
+
+        return served;
+    }
+
+    if (roots.length > 0) {
+        describeUnservedPath(request, roots[0]!, requested);
+    }
+
+    // No root at all (a path function returned []) serves nothing: a miss, as for a missing file.
+    throw lastError ?? notFound();
+}
+
+/** Several roots: a miss in one means try the next (the miss is returned); any other failure is the answer. */
+function missOrThrow(request: Request, root: string, requested: string, err: unknown): unknown {
+    if (!isHttpError(err, 404)) {
+        describeUnservedPath(request, root, requested);
+        throw err;
+    }
+
+    return err;
 }
 
 function normalizeDirectoryOptions(options: DirectoryHandlerOptions, relativeTo: string): DirectorySettings {
@@ -149,28 +189,46 @@ function isHidden(requested: string): boolean {
 }
 
 /**
- * Serves `requested` from one root: the file itself (or with `defaultExtension`), else for a
- * directory its index file, its listing, or a redirect to the slashed path.
+ * A plain request path (segments that are neither empty nor start with a dot, no backslash):
+ * joining it to the root needs no normalisation and can neither leave the root nor be hidden.
  */
-async function serveFromRoot(
+const plainRequestPath = /^[^./\\][^/\\]*(?:\/[^./\\][^/\\]*)*$/;
+
+/** The path of `requested` under `root`, without a trailing slash; `Path.join` only when it must normalise. */
+function joinUnder(root: string, requested: string): { path: string; plain: boolean } {
+    if (Path.sep === '/' && plainRequestPath.test(requested)) {
+        return { path: root === '/' ? `/${requested}` : `${root}/${requested}`, plain: true };
+    }
+
+    // join (not resolve) so an absolute-looking request stays under the root; no trailing slash in errors.
+    const joined = Path.join(root, requested);
+    return { path: joined.length > 1 && joined.endsWith(Path.sep) ? joined.slice(0, -1) : joined, plain: false };
+}
+
+/**
+ * Serves `requested` from one root: the file itself (or with `defaultExtension`), else for a
+ * directory its index file, its listing, or a redirect to the slashed path. Synchronous except
+ * for a listing.
+ */
+function serveFromRoot(
     state: StaticState,
     request: Request,
     h: ResponseToolkit,
     settings: DirectorySettings,
     root: string,
     requested: string
-): Promise<ResponseObject> {
-    // join (not resolve) so an absolute-looking request stays under the root; no trailing slash in errors.
-    const joined = Path.join(root, requested);
-    const path = joined.length > 1 && joined.endsWith(Path.sep) ? joined.slice(0, -1) : joined;
-    if (!isWithin(path, root)) {
-        // Spec 7.5: a way out of the root (`..%2f`, a sibling sharing the root's name prefix) is 403.
-        throw forbidden(null, { path });
-    }
+): ResponseObject | Promise<ResponseObject> {
+    const { path, plain } = joinUnder(root, requested);
+    if (!plain) {
+        if (!isWithin(path, root)) {
+            // Spec 7.5: a way out of the root (`..%2f`, a sibling sharing the root's name prefix) is 403.
+            throw forbidden(null, { path });
+        }
 
-    // Judged on the path once `..` is resolved: `..` itself is a way out (above), not a hidden name.
-    if (!settings.showHidden && isHidden(Path.relative(root, path))) {
-        throw notFound();
+        // Judged on the path once `..` is resolved: `..` itself is a way out (above), not a hidden name.
+        if (!settings.showHidden && isHidden(Path.relative(root, path))) {
+            throw notFound();
+        }
     }
 
     const withBody = needsBody(request);
@@ -211,6 +269,18 @@ async function serveFromRoot(
         throw forbidden(null, { path });
     }
 
+    return listDirectory(request, h, settings, path, requested, pathname);
+}
+
+/** The listing of a directory without index file, when `listing` is on. */
+async function listDirectory(
+    request: Request,
+    h: ResponseToolkit,
+    settings: DirectorySettings,
+    path: string,
+    requested: string,
+    pathname: string
+): Promise<ResponseObject> {
     const entries = await readDirectory(path);
     const visible = settings.showHidden ? entries : entries.filter((entry) => !entry.name.startsWith('.'));
     // The listing's links are built on the request path, so they face the same rule as a redirect.

@@ -1,5 +1,5 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
-import { type Span, trace } from '@opentelemetry/api';
+import { context, createContextKey, type Span, trace } from '@opentelemetry/api';
 import { isHttpError } from '../errors/http-error.js';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE, toSpanAttributes } from '../errors/span-attributes.js';
 
@@ -48,4 +48,15 @@ export function annotateErrorSpan(request: Request, h: ResponseToolkit): symbol 
     }
 
     return h.continue;
+}
+
+const probeKey = createContextKey('tracewire static: context manager probe');
+
+/**
+ * Whether a global OpenTelemetry context manager is registered. Without one no span is ever
+ * active, so `annotateErrorSpan` could never find one: the no-op manager of the API runs the
+ * callback below in the context it already had, where the probe value is missing.
+ */
+export function hasContextManager(): boolean {
+    return context.with(context.active().setValue(probeKey, true), () => context.active().getValue(probeKey) === true);
 }

@@ -9,16 +9,26 @@ export type EtagMethod = 'hash' | 'simple' | false;
 /** Hashing reads the whole file; large chunks keep the number of reads (and callbacks) low. */
 const hashChunkSize = 256 * 1024;
 
+/** A remembered tag and the identity of the file it was hashed from. */
+interface KnownTag {
+    readonly size: number;
+    readonly mtimeMs: number;
+    readonly ino: number;
+    readonly tag: string;
+}
+
 /**
- * The SHA-1 tags of file contents, most recently used last. Entries are keyed by path, size and
- * modification time so a changed file gets a new tag without anyone invalidating the cache.
+ * The SHA-1 tags of file contents by path, most recently used last. Each tag holds only while the
+ * file keeps the size, mtime and inode it was hashed with, so a changed file gets a new tag without
+ * anyone invalidating the cache. Keyed by the path alone: building a key string from the path and
+ * the stats on every request was a measurable share of a cached 304.
  */
 export class EtagCache {
     readonly #maxSize: number;
-    readonly #tags = new Map<string, string>();
+    readonly #tags = new Map<string, KnownTag>();
     /** Requests arriving while a file is hashed share the one read of it. */
     readonly #pending = new Map<string, Promise<string>>();
-    /** The key at the young end already, which a run of requests for one file need not move again. */
+    /** The path at the young end already, which a run of requests for one file need not move again. */
     #youngest: string | null = null;
 
     constructor(maxSize: number) {
@@ -32,7 +42,7 @@ export class EtagCache {
     /** The ETag of the file at `path` per `method`, or null when `method` is false. */
     tag(method: EtagMethod, path: string, stats: Stats): Promise<string | null> {
         const known = this.known(method, path, stats);
-        return known === undefined ? this.#hash(keyOf(path, stats), path) : Promise.resolve(known);
+        return known === undefined ? this.#hash(path, stats) : Promise.resolve(known);
     }
 
     /**
@@ -48,31 +58,51 @@ export class EtagCache {
             return null;
         }
 
-        const key = keyOf(path, stats);
-        const cached = this.#tags.get(key);
-        if (cached !== undefined && key !== this.#youngest) {
-            // Re-inserting moves the entry to the young end of the Map's insertion order.
-            this.#tags.delete(key);
-            this.#tags.set(key, cached);
-            this.#youngest = key;
+        const known = this.#tags.get(path);
+        if (
+            known === undefined ||
+            known.size !== stats.size ||
+            known.mtimeMs !== stats.mtimeMs ||
+            known.ino !== stats.ino
+        ) {
+            return undefined;
         }
 
-        return cached;
+        if (path !== this.#youngest) {
+            // Re-inserting moves the entry to the young end of the Map's insertion order.
+            this.#tags.delete(path);
+            this.#tags.set(path, known);
+            this.#youngest = path;
+        }
+
+        return known.tag;
     }
 
     /** The tag of contents already in memory: hashed here, remembered, no read of the file. */
     tagOf(path: string, stats: Stats, contents: Buffer): string {
         const tag = createHash('sha1').update(contents).digest('hex');
-        this.#remember(keyOf(path, stats), tag);
+        this.remember(path, stats, tag);
         return tag;
     }
 
-    /** Remembers a tag computed elsewhere (from the bytes of a response as they were streamed). */
+    /** Remembers a tag computed from the file described by `stats` (or from the bytes of a response as they were streamed). */
     remember(path: string, stats: Stats, tag: string): void {
-        this.#remember(keyOf(path, stats), tag);
+        if (this.#maxSize === 0) {
+            return;
+        }
+
+        // Deleting first puts a replaced tag at the young end too.
+        this.#tags.delete(path);
+        this.#tags.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, tag });
+        this.#youngest = path;
+        if (this.#tags.size > this.#maxSize) {
+            const oldest = this.#tags.keys().next().value as string;
+            this.#tags.delete(oldest);
+        }
     }
 
-    #hash(key: string, path: string): Promise<string> {
+    #hash(path: string, stats: Stats): Promise<string> {
+        const key = keyOf(path, stats);
         const pending = this.#pending.get(key);
         if (pending) {
             return pending;
@@ -81,7 +111,7 @@ export class EtagCache {
         const hashing = hashFile(path).then(
             (tag) => {
                 this.#pending.delete(key);
-                this.#remember(key, tag);
+                this.remember(path, stats, tag);
                 return tag;
             },
             (err: unknown) => {
@@ -92,22 +122,9 @@ export class EtagCache {
         this.#pending.set(key, hashing);
         return hashing;
     }
-
-    #remember(key: string, tag: string): void {
-        if (this.#maxSize === 0) {
-            return;
-        }
-
-        this.#tags.set(key, tag);
-        this.#youngest = key;
-        if (this.#tags.size > this.#maxSize) {
-            const oldest = this.#tags.keys().next().value as string;
-            this.#tags.delete(oldest);
-        }
-    }
 }
 
-/** A file's identity: a changed size, mtime or inode means new contents. */
+/** A file's identity for sharing one hash: a changed size, mtime or inode means new contents. */
 function keyOf(path: string, stats: Stats): string {
     return `${path}\0${stats.size}\0${stats.mtimeMs}\0${stats.ino}`;
 }

@@ -94,7 +94,8 @@ export function createFileResponse(
         variety: 'file',
         // hapi awaits what prepare returns, so a response returned synchronously is as good as a promise.
         prepare: tracedPrepare as (response: ResponseObject) => Promise<ResponseObject>,
-        marshal: marshalFileResponse,
+        // hapi awaits what marshal returns, so the Buffer of a small file is returned as it is.
+        marshal: marshalFileResponse as (response: ResponseObject) => Promise<Buffer | Readable>,
         close: closeFileResponse
     });
 }
@@ -317,7 +318,8 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
     source.length = range.to - range.from + 1;
 }
 
-async function marshalFileResponse(response: ResponseObject): Promise<Buffer | Readable> {
+/** Synchronous: hapi awaits what marshal returns, and a Buffer needs no promise of an async function. */
+function marshalFileResponse(response: ResponseObject): Buffer | Readable | Promise<Buffer | Readable> {
     const source = response.source as FileSource;
     const { state } = source;
     const file = source.file!;
@@ -329,7 +331,11 @@ async function marshalFileResponse(response: ResponseObject): Promise<Buffer | R
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
         // Small files are read whole (once, kept for the next request) and sliced for a range.
         try {
-            return contentsOf(state, file).subarray(source.offset, source.offset + source.length);
+            const contents = contentsOf(state, file);
+            // The whole file (no range, no start/end) is sent as it is, without a view to allocate.
+            return source.offset === 0 && source.length === contents.length
+                ? contents
+                : contents.subarray(source.offset, source.offset + source.length);
         } finally {
             releaseFile(file);
         }

@@ -41,7 +41,12 @@ export function isWithin(path: string, root: string): boolean {
         return true;
     }
 
-    return path.startsWith(root.endsWith(Path.sep) ? root : root + Path.sep);
+    // Compared in place: concatenating the separator allocated a string on every request.
+    return (
+        path.length > root.length &&
+        path.startsWith(root) &&
+        (root.endsWith(Path.sep) || path.charCodeAt(root.length) === Path.sep.charCodeAt(0))
+    );
 }
 
 /**
@@ -66,10 +71,9 @@ export function findFile(
     }
 
     if (considersVariants(settings)) {
-        for (const [encoding, extension] of negotiateEncoding(
-            headerOf(request, 'accept-encoding'),
-            settings.lookupMap
-        )) {
+        const candidates = negotiateEncoding(headerOf(request, 'accept-encoding'), settings.lookupMap);
+        for (let index = 0; index < candidates.length; ++index) {
+            const [encoding, extension] = candidates[index]!;
             const variant = findVariant(state, `${path}${extension}`, path, confineDir, encoding, withBody);
             if (variant) {
                 return variant;

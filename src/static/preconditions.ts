@@ -42,8 +42,9 @@ export function evaluatePreconditions(request: Request, etag: string | null, mti
             return 'precondition-failed';
         }
     } else {
-        const ifUnmodifiedSince = Date.parse(headerOf(request, 'if-unmodified-since') ?? '');
-        if (modified > ifUnmodifiedSince) {
+        const ifUnmodifiedSince = headerOf(request, 'if-unmodified-since');
+        // An absent or unparsable date (NaN) is no condition.
+        if (ifUnmodifiedSince !== undefined && modified > Date.parse(ifUnmodifiedSince)) {
             return 'precondition-failed';
         }
     }
@@ -53,8 +54,8 @@ export function evaluatePreconditions(request: Request, etag: string | null, mti
         return matchesTag(ifNoneMatch, tag, true) ? 'not-modified' : 'send';
     }
 
-    const ifModifiedSince = Date.parse(headerOf(request, 'if-modified-since') ?? '');
-    return modified <= ifModifiedSince ? 'not-modified' : 'send';
+    const ifModifiedSince = headerOf(request, 'if-modified-since');
+    return ifModifiedSince !== undefined && modified <= Date.parse(ifModifiedSince) ? 'not-modified' : 'send';
 }
 
 /** `if-range` holds a strong entity tag or an HTTP date; only an exact match allows a partial response. */
@@ -74,6 +75,11 @@ function wholeSeconds(mtimeMs: number): number {
 
 /** Compares a list of entity tags with ours; the weak comparison ignores `W/` (RFC 9110 8.8.3.2). */
 function matchesTag(header: string, tag: string | null, weak: boolean): boolean {
+    // The usual revalidation sends back exactly the one tag it was given: no list to split.
+    if (tag !== null && header === tag) {
+        return true;
+    }
+
     if (header.trim() === '*') {
         return true;
     }

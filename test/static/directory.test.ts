@@ -98,6 +98,29 @@ describe('2.8 directory handler options', () => {
             expect((await server.inject('/acme/files/hello.txt')).payload).toBe('Hello, world!\n');
         });
 
+        it('a plain path and the spellings of it that need normalising are answered alike', async () => {
+            // Plain paths (no empty, dot-led or backslashed segment) skip normalisation: they must
+            // still meet the symlink check, and every other spelling must still be normalised.
+            const server = await serverWithDirectory();
+            const answer = async (url: string) => {
+                const res = await server.inject(url);
+                return res.statusCode === 200 ? res.payload : res.statusCode;
+            };
+            for (const url of ['/nested/deep/file.txt', '/nested/deep%2Ffile.txt', '/nested/x/..%2Fdeep/file.txt']) {
+                expect(await answer(url), url).toBe('deep');
+            }
+
+            for (const url of ['/a/.env', '/a%2F.env', '/a%5C.env', '/a/%2Eenv', '/.git/config']) {
+                expect(await answer(url), url).toBe(404);
+            }
+
+            for (const url of ['/link-outside.txt', '/dir-link-outside/secret.txt', '/..%2Foutside/secret.txt']) {
+                expect(await answer(url), url).toBe(403);
+            }
+
+            expect(await answer('/link-inside.txt')).toBe('Hello, world!\n');
+        });
+
         it('a route path that does not end with a parameter is refused when the route is added', async () => {
             const server = await createServer();
             expect(() =>
