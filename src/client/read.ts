@@ -28,6 +28,15 @@ export type ReadableSource = Readable & { headers?: IncomingHttpHeaders | undefi
 const noHeaders: IncomingHttpHeaders = {};
 
 /**
+ * The headers of the stream, or none. Read only when an option needs them: an `IncomingMessage`
+ * builds its `headers` object on first access, which costs more than reading a small response.
+ */
+function headersOf(res: ReadableSource): IncomingHttpHeaders {
+    const headers = res.headers;
+    return typeof headers === 'object' && headers !== null ? headers : noHeaders;
+}
+
+/**
  * Where a reader reports its one outcome. `read()` hands it to a promise; the per-method helpers
  * (`get()`, `post()`...) hand it straight to the request's own promise, with no promise in between.
  */
@@ -101,12 +110,12 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /** The decoder for a response, or undefined when the payload is read as it is. */
-function decoderFor(headers: IncomingHttpHeaders, gunzip: ReadOptions['gunzip']): Transform | undefined {
+function decoderFor(res: ReadableSource, gunzip: ReadOptions['gunzip']): Transform | undefined {
     if (!gunzip) {
         return undefined;
     }
 
-    const encoding = headers['content-encoding']?.trim().toLowerCase();
+    const encoding = headersOf(res)['content-encoding']?.trim().toLowerCase();
     if (encoding === 'br') {
         return createBrotliDecompress();
     }
@@ -123,7 +132,6 @@ class PayloadReader {
     private readonly timer: NodeJS.Timeout | undefined;
     private readonly decoder: Transform | undefined;
     private readonly maxBytes: number;
-    private readonly headers: IncomingHttpHeaders;
 
     constructor(
         private readonly res: ReadableSource,
@@ -134,14 +142,17 @@ class PayloadReader {
     ) {
         const signal = options.signal;
         this.maxBytes = options.maxBytes ?? 0;
-        this.headers = typeof res.headers === 'object' && res.headers !== null ? res.headers : noHeaders;
         if (signal?.aborted) {
             this.fail(aborted(signal, 'read'));
             return;
         }
 
-        this.decoder = decoderFor(this.headers, options.gunzip);
-        if (this.maxBytes > 0 && this.decoder === undefined && Number(this.headers['content-length']) > this.maxBytes) {
+        this.decoder = decoderFor(res, options.gunzip);
+        if (
+            this.maxBytes > 0 &&
+            this.decoder === undefined &&
+            Number(headersOf(res)['content-length']) > this.maxBytes
+        ) {
             // No need to read what is already known to be too large.
             this.fail(payloadTooLarge(this.maxBytes));
             return;
@@ -192,7 +203,7 @@ class PayloadReader {
             return;
         }
 
-        const contentType = this.headers['content-type'];
+        const contentType = headersOf(this.res)['content-type'];
         if (json !== 'force' && !isJsonContentType(contentType)) {
             if (json === 'strict' && !this.rawUnlessJson) {
                 this.fail(notJson(contentType));
