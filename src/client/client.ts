@@ -79,7 +79,11 @@ export class Client implements ClientContext {
      */
     read<T = unknown>(res: ReadableSource, options?: ReadOptions | null): Promise<T> {
         const defaults = this.#defaults;
-        const effective = defaults === undefined ? options : { ...defaults, ...withoutUnset(options) };
+        // Options that are not an object are refused as they are, not spread into the defaults.
+        const effective =
+            defaults === undefined || (typeof options !== 'object' && options !== undefined)
+                ? options
+                : { ...defaults, ...withoutUnset(options) };
         return readPayload(res, effective) as Promise<T>;
     }
 
