@@ -14,15 +14,26 @@ const url = `http://127.0.0.1:${origin.port}${path}`;
 let call;
 if (implementation === 'node:http') {
     const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+    // As in the bench section (sections/client.js): an options object, no URL string to parse.
+    const method = path === '/json' ? 'POST' : 'GET';
+    const payload = path === '/json' ? body : undefined;
     call = () =>
         new Promise((resolve, reject) => {
-            const req = http.request(url, { method: path === '/json' ? 'POST' : 'GET', agent }, (res) => {
+            const headers =
+                payload === undefined
+                    ? {}
+                    : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+            const req = http.request({ host: '127.0.0.1', port: origin.port, path, method, agent, headers }, (res) => {
                 const chunks = [];
                 res.on('data', (chunk) => chunks.push(chunk));
-                res.on('end', () => resolve(Buffer.concat(chunks)));
+                res.on('end', () => {
+                    const data = Buffer.concat(chunks);
+                    resolve(payload === undefined ? data : JSON.parse(data.toString()));
+                });
+                res.on('error', reject);
             });
             req.on('error', reject);
-            req.end(path === '/json' ? body : undefined);
+            req.end(payload);
         });
 } else {
     const instance = implementation === 'tracewire' ? client : client.defaults({ events: true });

@@ -1,15 +1,11 @@
-import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
-import type { HttpError } from '../errors/index.js';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
-import { responseError } from './errors.js';
 import { assertDefaults, copyHeaders, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
 import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow } from './request-flow.js';
-import { attemptsOf } from './retry.js';
 import type {
     Agents,
     ClientEvents,
@@ -18,7 +14,6 @@ import type {
     RequestAndReadOptions,
     RequestOptions,
     RequestPromise,
-    ResponseErrorData,
     ResponseWithPayload
 } from './types.js';
 
@@ -62,7 +57,7 @@ export class Client implements ClientContext {
         // Derived clients share the parent's emitter, so instrumenting a root client covers them all.
         const emitter =
             events === false ? undefined : (this.events ?? (events ? new EventEmitter<ClientEvents>() : undefined));
-        return new Client(merged, agents ?? this.agents, emitter);
+        return new Client(setsNothing(merged) ? undefined : merged, agents ?? this.agents, emitter);
     }
 
     /**
@@ -84,7 +79,11 @@ export class Client implements ClientContext {
      */
     read<T = unknown>(res: ReadableSource, options?: ReadOptions | null): Promise<T> {
         const defaults = this.#defaults;
-        const effective = defaults === undefined ? options : { ...defaults, ...withoutUnset(options) };
+        // Options that are not an object are refused as they are, not spread into the defaults.
+        const effective =
+            defaults === undefined || (typeof options !== 'object' && options !== undefined)
+                ? options
+                : { ...defaults, ...withoutUnset(options) };
         return readPayload(res, effective) as Promise<T>;
     }
 
@@ -121,50 +120,34 @@ export class Client implements ClientContext {
     /**
      * Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). An
      * error status wins over a body that `json` cannot parse (its raw Buffer is then `data.payload`),
-     * and a failed read carries the response as `data.res`.
+     * and a failed read carries the response as `data.res`. The request's flow reads the response
+     * itself (helper-read.ts): one promise per call.
      */
-    async #send<T>(
+    #send<T>(
         method: string,
         uri: string | URL,
         options: RequestAndReadOptions | undefined
     ): Promise<ResponseWithPayload<T>> {
-        const res = await this.request(method, uri, options);
-        const statusCode = res.statusCode as number;
-        // The request already checked these options (defaults were checked by defaults()).
-        const defaults = this.#defaults;
-        let payload: T;
-        try {
-            payload = (await readPayload(
-                res,
-                defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
-                true,
-                statusCode >= 400
-            )) as T;
-        } catch (err) {
-            throw withResponse(err as HttpError, res);
-        }
-
-        if (statusCode < 400) {
-            return { res, payload };
-        }
-
-        const data: ResponseErrorData<T> = { isResponseError: true, headers: res.headers, payload, res };
-        const attempts = attemptsOf.get(res);
-        if (attempts !== undefined) {
-            data.attempts = attempts;
-        }
-
-        throw responseError(statusCode, res.statusMessage as string, data);
+        const flow = new RequestFlow(this, true);
+        flow.begin(method, uri, options, this.#defaults);
+        return flow.promise as unknown as Promise<ResponseWithPayload<T>>;
     }
 }
 
-/** A read failure of a helper, with the response it was reading as `data.res`. */
-function withResponse(err: HttpError, res: IncomingMessage): HttpError {
-    if (typeof err.data === 'object' && err.data !== null) {
-        (err.data as { res?: IncomingMessage }).res = res;
-    } else {
-        err.data = { res };
+/**
+ * True for defaults that set nothing but an empty header set (those of `defaults({ events: true })`):
+ * such a client keeps none, so its requests skip the merges a client with defaults pays for.
+ */
+function setsNothing(defaults: StoredDefaults): boolean {
+    for (const key in defaults) {
+        if (key !== 'headers') {
+            return false;
+        }
     }
 
-    return err;
+    for (const _name in defaults.headers) {
+        return false;
+    }
+
+    return true;
 }

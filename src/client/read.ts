@@ -27,13 +27,34 @@ export type ReadableSource = Readable & { headers?: IncomingHttpHeaders | undefi
 
 const noHeaders: IncomingHttpHeaders = {};
 
+/**
+ * The headers of the stream, or none. Read only when an option needs them: an `IncomingMessage`
+ * builds its `headers` object on first access, which costs more than reading a small response.
+ */
+function headersOf(res: ReadableSource): IncomingHttpHeaders {
+    const headers = res.headers;
+    return typeof headers === 'object' && headers !== null ? headers : noHeaders;
+}
+
+/**
+ * Where a reader reports its one outcome. `read()` hands it to a promise; the per-method helpers
+ * (`get()`, `post()`...) hand it straight to the request's own promise, with no promise in between.
+ */
+export interface ReadSink {
+    readSucceeded(payload: unknown): void;
+    readFailed(err: HttpError): void;
+}
+
+/** The sink of `read()`: its promise. */
+class PromiseSink implements ReadSink {
+    constructor(
+        readonly readSucceeded: (payload: unknown) => void,
+        readonly readFailed: (err: HttpError) => void
+    ) {}
+}
+
 /** Reads a response (or any readable stream) into a Buffer or parsed JSON (spec 2.2); every failure rejects, nothing throws. */
-export function readPayload(
-    res: ReadableSource,
-    options: ReadOptions | null | undefined,
-    alreadyChecked = false,
-    rawUnlessJson = false
-): Promise<unknown> {
+export function readPayload(res: ReadableSource, options: ReadOptions | null | undefined): Promise<unknown> {
     return new Promise((resolve, reject) => {
         if (!isReadable(res)) {
             reject(invalidOption('read() needs a readable stream, such as the response of request()'));
@@ -41,7 +62,7 @@ export function readPayload(
         }
 
         const problem =
-            alreadyChecked || options === undefined || options === null
+            options === undefined || options === null
                 ? undefined
                 : typeof options === 'object'
                   ? checkOptions(options as Record<string, unknown>)
@@ -51,8 +72,21 @@ export function readPayload(
             return;
         }
 
-        new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, resolve, reject);
+        new PayloadReader(res, withoutUnset(options) ?? {}, false, new PromiseSink(resolve, reject));
     });
+}
+
+/**
+ * Reads a response whose options were already checked (those of a request) into `sink`.
+ * `rawUnlessJson`: for an error status, a body that is not JSON is returned raw rather than refused.
+ */
+export function readCheckedPayload(
+    res: ReadableSource,
+    options: ReadOptions | null | undefined,
+    rawUnlessJson: boolean,
+    sink: ReadSink
+): void {
+    new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, sink);
 }
 
 function isReadable(value: unknown): value is ReadableSource {
@@ -76,12 +110,12 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /** The decoder for a response, or undefined when the payload is read as it is. */
-function decoderFor(headers: IncomingHttpHeaders, gunzip: ReadOptions['gunzip']): Transform | undefined {
+function decoderFor(res: ReadableSource, gunzip: ReadOptions['gunzip']): Transform | undefined {
     if (!gunzip) {
         return undefined;
     }
 
-    const encoding = headers['content-encoding']?.trim().toLowerCase();
+    const encoding = headersOf(res)['content-encoding']?.trim().toLowerCase();
     if (encoding === 'br') {
         return createBrotliDecompress();
     }
@@ -98,26 +132,27 @@ class PayloadReader {
     private readonly timer: NodeJS.Timeout | undefined;
     private readonly decoder: Transform | undefined;
     private readonly maxBytes: number;
-    private readonly headers: IncomingHttpHeaders;
 
     constructor(
         private readonly res: ReadableSource,
         private readonly options: WithoutNull<ReadOptions>,
         // For an error status: a body that is not JSON (by type or by syntax) is returned raw rather than refused.
         private readonly rawUnlessJson: boolean,
-        private readonly resolve: (payload: unknown) => void,
-        private readonly reject: (err: HttpError) => void
+        private readonly sink: ReadSink
     ) {
         const signal = options.signal;
         this.maxBytes = options.maxBytes ?? 0;
-        this.headers = typeof res.headers === 'object' && res.headers !== null ? res.headers : noHeaders;
         if (signal?.aborted) {
             this.fail(aborted(signal, 'read'));
             return;
         }
 
-        this.decoder = decoderFor(this.headers, options.gunzip);
-        if (this.maxBytes > 0 && this.decoder === undefined && Number(this.headers['content-length']) > this.maxBytes) {
+        this.decoder = decoderFor(res, options.gunzip);
+        if (
+            this.maxBytes > 0 &&
+            this.decoder === undefined &&
+            Number(headersOf(res)['content-length']) > this.maxBytes
+        ) {
             // No need to read what is already known to be too large.
             this.fail(payloadTooLarge(this.maxBytes));
             return;
@@ -168,7 +203,7 @@ class PayloadReader {
             return;
         }
 
-        const contentType = this.headers['content-type'];
+        const contentType = headersOf(this.res)['content-type'];
         if (json !== 'force' && !isJsonContentType(contentType)) {
             if (json === 'strict' && !this.rawUnlessJson) {
                 this.fail(notJson(contentType));
@@ -231,7 +266,7 @@ class PayloadReader {
 
     private succeed(payload: unknown): void {
         this.cleanUp();
-        this.resolve(payload);
+        this.sink.readSucceeded(payload);
     }
 
     fail(err: HttpError): void {
@@ -239,7 +274,7 @@ class PayloadReader {
         // Nothing more will be read: free the socket rather than leave a half-read response on it.
         this.res.destroy();
         this.decoder?.destroy();
-        this.reject(err);
+        this.sink.readFailed(err);
     }
 
     private cleanUp(): void {

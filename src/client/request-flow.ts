@@ -7,13 +7,15 @@ import type { HttpError } from '../errors/index.js';
 import { isHttpError } from '../errors/index.js';
 import { cachedDestination, type Destination, destinationOf, resolveUri } from './destination.js';
 import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
+import { HelperRead } from './helper-read.js';
 import {
     checkHeaders,
     checkOptions,
     copyHeaders,
     mergeOptions,
     normalizeMethod,
-    type StoredDefaults
+    type StoredDefaults,
+    withoutUnset
 } from './options.js';
 import { isStream, preparePayload } from './payload.js';
 import { PayloadReplay, streamReplayLimit } from './payload-replay.js';
@@ -26,6 +28,7 @@ import {
     usesProxy,
     watchProxy
 } from './proxy.js';
+import { readCheckedPayload } from './read.js';
 import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {
     attemptsOf,
@@ -89,7 +92,7 @@ export class RequestFlow {
     readonly promise: RequestPromise;
     firstReq: ClientRequest | undefined;
 
-    private resolve!: (res: IncomingMessage) => void;
+    private resolve!: (value: unknown) => void;
     private reject!: (err: HttpError) => void;
     private settled = false;
     private signal: AbortSignal | undefined;
@@ -121,9 +124,19 @@ export class RequestFlow {
     private retryTimer: NodeJS.Timeout | undefined;
     // The redirect responses so far: `data` of the errors that end the chain.
     private trace: RedirectHop[] | undefined;
+    // The client's defaults and the caller's options, as given: with `readsPayload`, the read options of the final response.
+    private defaults: StoredDefaults | undefined;
+    private callerOptions: RequestAndReadOptions | undefined;
 
-    constructor(private readonly context: ClientContext) {
-        this.promise = new Promise<IncomingMessage>((resolve, reject) => {
+    /**
+     * `readsPayload`: the flow of a per-method helper, which reads the final response and settles
+     * with `{ res, payload }` (or the error status) rather than with the response.
+     */
+    constructor(
+        private readonly context: ClientContext,
+        private readonly readsPayload = false
+    ) {
+        this.promise = new Promise<unknown>((resolve, reject) => {
             this.resolve = resolve;
             this.reject = reject;
         }) as RequestPromise;
@@ -149,6 +162,8 @@ export class RequestFlow {
             return;
         }
 
+        this.defaults = defaults;
+        this.callerOptions = options;
         const merged = mergeOptions(defaults, options ?? undefined);
         if (merged.gunzip && merged.headers['accept-encoding'] === undefined) {
             // The caller will decode: say so, as @hapi/wreck does (gzip, the one coding every server has).
@@ -558,7 +573,25 @@ export class RequestFlow {
         }
 
         this.settle();
-        this.resolve(res);
+        if (!this.readsPayload) {
+            this.resolve(res);
+            return;
+        }
+
+        // The caller's read options, not the request's effective ones that listeners and redirects may have edited.
+        const defaults = this.defaults;
+        const options = this.callerOptions;
+        try {
+            readCheckedPayload(
+                res,
+                defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
+                (res.statusCode as number) >= 400,
+                new HelperRead(res, this.resolve, this.reject)
+            );
+        } catch (err) {
+            res.destroy();
+            this.reject(clientFailure(`The response could not be read: ${(err as Error).message}`, err));
+        }
     }
 
     private fail(err: HttpError): void {

@@ -214,6 +214,20 @@ describe('2.2 Client read options', () => {
             res.destroy();
         }
     });
+
+    it('a derived client refuses the same bad read options, whatever its defaults', async () => {
+        for (const derived of [client.defaults({ events: true }), client.defaults({ timeout: 5000 })]) {
+            for (const [options, message] of [
+                ['fast', /Read options must be an object/],
+                [42, /Read options must be an object/],
+                [{ json: 'loose' }, /Option json must be/]
+            ] as const) {
+                const res = await derived.request('GET', `${server.url}/plain`);
+                await expect(derived.read(res, options as never)).rejects.toThrow(message);
+                res.destroy();
+            }
+        }
+    });
 });
 
 describe('2.2 read() reads any readable stream, with or without headers', () => {
