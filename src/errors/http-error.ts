@@ -128,14 +128,20 @@ export function buildHttpError<Data>(
     statusCode: number,
     message: string,
     data: Data | undefined,
-    ctor: Function
+    ctor: Function,
+    attributes?: HttpErrorOutput['payload']['attributes']
 ): HttpError<Data> {
     const error = createError(message, ctor) as HttpError<Data>;
     error.data = data === undefined ? (null as Data) : data;
     error.isHttpError = true;
     error.isServer = statusCode >= 500;
-    error.output = { statusCode, payload: buildPayload(statusCode, message, undefined, false), headers: {} };
+    error.output = { statusCode, payload: buildPayload(statusCode, message, attributes, false), headers: {} };
     defineHiddenProperties(error, ctor);
+    if (attributes !== undefined) {
+        // A symbol key stays out of the keys and the JSON without the cost of a property definition.
+        (error as { [authAttributes]?: unknown })[authAttributes] = attributes;
+    }
+
     return error;
 }
 
