@@ -1,12 +1,15 @@
 // One client of the tracing-cost benchmark, in its own process: a context manager and a patched
 // `http` module are process-wide, so each variant needs a process of its own.
-//   node bench/children/traced-client.js <tracewire|tracewire+otel|node:http|node:http+otel> <origin port>
+//   node bench/children/traced-client.js <variant> <origin port>
+// Variants: tracewire, tracewire+otel, node:http, node:http+otel (the target's four); tracewire+sdk and
+// node:http+sdk (SDK set up, nothing instrumented); tracewire+sdk-floor (the span and metric point
+// instrumentClient emits, made by hand around a plain client); tracewire+events (no-op pipeline listeners).
 // Run by hand (no IPC channel) it starts its own origin, runs 20,000 GETs and prints the CPU per
 // request, for profiling: node --cpu-prof bench/children/traced-client.js tracewire+otel
 // The parent asks `{ type: 'run', count, concurrency }` and gets back the CPU time this process spent
 // (process.cpuUsage, user + system) and the wall time of `count` GETs of /small.
 //
-// The `+otel` variants set up the SDK as a service would: AsyncLocalStorageContextManager, the W3C
+// The `+otel` and `+sdk` variants set up the SDK as a service would: AsyncLocalStorageContextManager, the W3C
 // propagator, a BatchSpanProcessor to an exporter that drops the spans, and a MeterProvider with a
 // periodic reader. `tracewire+otel` instruments an `events: true` client with `instrumentClient`;
 // `node:http+otel` registers `@opentelemetry/instrumentation-http` and uses the patched `http` module.
@@ -15,6 +18,21 @@ import { answerParent, startChild, stopChild } from '../lib/processes.js';
 
 const standalone = typeof process.send !== 'function';
 const [variant, givenPort] = process.argv.slice(2);
+const variants = [
+    'tracewire',
+    'tracewire+otel',
+    'tracewire+sdk',
+    'tracewire+sdk-floor',
+    'tracewire+events',
+    'node:http',
+    'node:http+otel',
+    'node:http+sdk'
+];
+// Checked before an origin is started, which an unknown variant would leave running.
+if (!variants.includes(variant)) {
+    throw new Error(`unknown variant ${variant}: ${variants.join(', ')}`);
+}
+
 const origin = standalone ? await startChild('../servers/origin.js') : null;
 const port = givenPort ?? origin?.port;
 const url = `http://127.0.0.1:${port}/small`;
@@ -175,7 +193,7 @@ async function setUp() {
         return { get: async () => (await instance.get(url)).payload, sdk };
     }
 
-    throw new Error(`unknown variant ${variant}: tracewire, tracewire+otel, node:http or node:http+otel`);
+    throw new Error(`unknown variant ${variant}`);
 }
 
 async function run(get, count, concurrency) {
