@@ -128,20 +128,14 @@ export function buildHttpError<Data>(
     statusCode: number,
     message: string,
     data: Data | undefined,
-    ctor: Function,
-    attributes?: HttpErrorOutput['payload']['attributes']
+    ctor: Function
 ): HttpError<Data> {
     const error = createError(message, ctor) as HttpError<Data>;
     error.data = data === undefined ? (null as Data) : data;
     error.isHttpError = true;
     error.isServer = statusCode >= 500;
-    error.output = { statusCode, payload: buildPayload(statusCode, message, attributes, false), headers: {} };
+    error.output = { statusCode, payload: buildPayload(statusCode, message, undefined, false), headers: {} };
     defineHiddenProperties(error, ctor);
-    if (attributes !== undefined) {
-        // A symbol key stays out of the keys and the JSON without the cost of a property definition.
-        (error as { [authAttributes]?: unknown })[authAttributes] = attributes;
-    }
-
     return error;
 }
 
@@ -297,10 +291,17 @@ function buildPayload(
     }
 
     if (attributes !== undefined) {
-        payload.attributes = typeof attributes === 'string' ? attributes : { ...attributes };
+        payload.attributes = payloadAttributes(attributes);
     }
 
     return payload;
+}
+
+/** The payload's copy of a 401's attributes: editing the payload leaves what `reformat()` rebuilds from intact. */
+export function payloadAttributes(
+    attributes: NonNullable<HttpErrorOutput['payload']['attributes']>
+): NonNullable<HttpErrorOutput['payload']['attributes']> {
+    return typeof attributes === 'string' ? attributes : { ...attributes };
 }
 
 /**

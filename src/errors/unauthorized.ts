@@ -1,4 +1,11 @@
-import { assertMessage, authAttributes, buildHttpError, decorateError, type HttpError } from './http-error.js';
+import {
+    assertMessage,
+    authAttributes,
+    buildHttpError,
+    decorateError,
+    type HttpError,
+    payloadAttributes
+} from './http-error.js';
 
 /** `WWW-Authenticate` attributes: values are sent quoted; null and undefined become an empty string. */
 export type AuthAttributes = Record<string, string | number | boolean | null | undefined>;
@@ -18,15 +25,24 @@ export function unauthorized<Data = null>(
     attributes?: AuthAttributes | string | null
 ): HttpError<Data> {
     if (!(message instanceof Error)) {
-        // The challenge is built first so the error's payload is built once, with its attributes.
+        // The challenge is built first, so the payload gains its attributes without being built twice.
         const text = assertMessage(message);
         const challenge = buildChallenge(text, scheme, attributes);
-        const error = buildHttpError<Data>(401, text, undefined, unauthorized, challenge?.attributes);
-        if (challenge !== undefined) {
-            error.output.headers['WWW-Authenticate'] = challenge.header;
-            if (!text && challenge.missing) {
-                error.isMissing = true;
-            }
+        const error = buildHttpError<Data>(401, text, undefined, unauthorized);
+        if (challenge === undefined) {
+            return error;
+        }
+
+        error.output.headers['WWW-Authenticate'] = challenge.header;
+        if (!text && challenge.missing) {
+            error.isMissing = true;
+        }
+
+        if (challenge.attributes !== undefined) {
+            // A symbol key stays out of the keys and the JSON without the cost of a property definition.
+            (error as { [authAttributes]?: PayloadAttributes })[authAttributes] = challenge.attributes;
+            // Last, as buildPayload puts them: after statusCode, error and message.
+            error.output.payload.attributes = payloadAttributes(challenge.attributes);
         }
 
         return error;
