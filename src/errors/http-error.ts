@@ -291,10 +291,17 @@ function buildPayload(
     }
 
     if (attributes !== undefined) {
-        payload.attributes = typeof attributes === 'string' ? attributes : { ...attributes };
+        payload.attributes = payloadAttributes(attributes);
     }
 
     return payload;
+}
+
+/** The payload's copy of a 401's attributes: editing the payload leaves what `reformat()` rebuilds from intact. */
+export function payloadAttributes(
+    attributes: NonNullable<HttpErrorOutput['payload']['attributes']>
+): NonNullable<HttpErrorOutput['payload']['attributes']> {
+    return typeof attributes === 'string' ? attributes : { ...attributes };
 }
 
 /**

@@ -1,4 +1,11 @@
-import { assertMessage, authAttributes, buildHttpError, decorateError, type HttpError } from './http-error.js';
+import {
+    assertMessage,
+    authAttributes,
+    buildHttpError,
+    decorateError,
+    type HttpError,
+    payloadAttributes
+} from './http-error.js';
 
 /** `WWW-Authenticate` attributes: values are sent quoted; null and undefined become an empty string. */
 export type AuthAttributes = Record<string, string | number | boolean | null | undefined>;
@@ -17,24 +24,44 @@ export function unauthorized<Data = null>(
     scheme?: string | readonly string[] | null,
     attributes?: AuthAttributes | string | null
 ): HttpError<Data> {
-    // An Error given as the message becomes the 401 itself, as with every other factory.
-    const error =
-        message instanceof Error
-            ? decorateError<Data>(message, { statusCode: 401 }, unauthorized)
-            : buildHttpError<Data>(401, assertMessage(message), undefined, unauthorized);
-    const text = message instanceof Error ? message.message : message;
-    const challenge = buildChallenge(text, scheme, attributes);
+    if (!(message instanceof Error)) {
+        // The challenge is built first, so the payload gains its attributes without being built twice.
+        const text = assertMessage(message);
+        const challenge = buildChallenge(text, scheme, attributes);
+        const error = buildHttpError<Data>(401, text, undefined, unauthorized);
+        if (challenge === undefined) {
+            return error;
+        }
+
+        error.output.headers['WWW-Authenticate'] = challenge.header;
+        if (!text && challenge.missing) {
+            error.isMissing = true;
+        }
+
+        if (challenge.attributes !== undefined) {
+            // A symbol key stays out of the keys and the JSON without the cost of a property definition.
+            (error as { [authAttributes]?: PayloadAttributes })[authAttributes] = challenge.attributes;
+            // Last, as buildPayload puts them: after statusCode, error and message.
+            error.output.payload.attributes = payloadAttributes(challenge.attributes);
+        }
+
+        return error;
+    }
+
+    // An Error given as the message becomes the 401 itself, as with every other factory; a refused
+    // challenge leaves that error as it was.
+    const challenge = buildChallenge(message.message, scheme, attributes);
+    const error = decorateError<Data>(message, { statusCode: 401 }, unauthorized);
     if (challenge === undefined) {
         return error;
     }
 
     error.output.headers['WWW-Authenticate'] = challenge.header;
-    if (!text && challenge.missing) {
+    if (!message.message && challenge.missing) {
         error.isMissing = true;
     }
 
     if (challenge.attributes !== undefined) {
-        // A symbol key stays out of the keys and the JSON without the cost of a property definition.
         (error as { [authAttributes]?: PayloadAttributes })[authAttributes] = challenge.attributes;
         error.reformat();
     }
@@ -110,8 +137,16 @@ function buildChallenge(
         : { header: `${scheme} ${pairs.join(', ')}`, attributes: payload, missing: true };
 }
 
+/** The characters a quoted-string carries as they are: no control character, no `"` or `\\` to escape. */
+const plainQuotedText = /^[\t\x20\x21\x23-\x5b\x5d-\x7e\x80-\xff]*$/;
+
 /** Escapes a quoted-string value (RFC 9110 5.6.4). */
 function quote(value: string, name: string): string {
+    // The common value needs no escape: one test instead of a check and a replace.
+    if (typeof value === 'string' && plainQuotedText.test(value)) {
+        return value;
+    }
+
     return assertHeaderSafe(value, name).replace(/[\\"]/g, '\\$&');
 }
 

@@ -215,4 +215,24 @@ describe('4.B unauthorized(message, scheme, attributes)', () => {
             expect(error.isMissing).toBeUndefined();
         });
     });
+
+    describe('an Error given as the message', () => {
+        it('leaves an Error given as the message untouched when its challenge is refused', () => {
+            const failure = new Error('line\r\nbreak');
+            expect(() => errors.unauthorized(failure, 'Bearer', { realm: 'api' })).toThrow(
+                /message contains a control character/
+            );
+            expect(errors.isHttpError(failure)).toBe(false);
+            expect(Object.keys(failure)).toStrictEqual([]);
+        });
+
+        it('decorates an Error given as the message with the challenge and its attributes', () => {
+            const failure = new Error('expired');
+            const error = errors.unauthorized(failure, 'Bearer', { realm: 'api' });
+            expect(error).toBe(failure);
+            expect(header(error)).toBe('Bearer realm="api", error="expired"');
+            expect(error.output.payload.attributes).toStrictEqual({ realm: 'api', error: 'expired' });
+            expect(error.typeof).toBe(errors.unauthorized);
+        });
+    });
 });
