@@ -1,5 +1,5 @@
-// `npm run bench`: every benchmark of issue 6 in one run, printed as Markdown tables of ratios and
-// written to bench/results.md. Flags: `--quick` (shorter runs, for a first look) and
+// `npm run bench`: every benchmark of issues 6 and 13 in one run, printed as Markdown tables of ratios and
+// written to bench/results.md (a quick or partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look) and
 // `--only=client|static|tracing|errors|memory` (comma-separated).
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -77,8 +77,11 @@ async function main() {
     ].join('\n');
     const markdown = `${header}\n\n${parts.join('\n')}`;
     process.stdout.write(`\n${markdown}`);
-    await writeFile(new URL('./results.md', import.meta.url), `# tracewire benchmark results\n\n${markdown}`);
-    log(`\nWritten to bench/results.md; ${failures} target(s) missed.`);
+    // bench/results.md holds the last full run: a quick or partial one must not replace it.
+    const full = !flags.quick && flags.only.length === Object.keys(sections).length;
+    const file = full ? 'results.md' : 'results.partial.md';
+    await writeFile(new URL(`./${file}`, import.meta.url), `# tracewire benchmark results\n\n${markdown}`);
+    log(`\nWritten to bench/${file}; ${failures} target(s) missed.`);
 }
 
 main().catch((error) => {
