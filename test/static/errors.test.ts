@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import * as Http from 'node:http';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import type * as Hapi from '@hapi/hapi';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isHttpError, notFound } from '../../src/errors/index.js';
-import { createFixture, createServer, type Fixture } from './helpers.js';
+import { countOpenFds, createFixture, createServer, type Fixture, settledFdCount } from './helpers.js';
 
 let fixture: Fixture;
 
@@ -180,6 +181,54 @@ describe('7.5 and 7.6 static serving errors', () => {
         const server = await fileServer({ etagMethod: 'simple' });
         failFs('readSync', 'EIO', '');
         expect((await server.inject('/file/hello.txt')).statusCode).toBe(500);
+    });
+
+    it('a read failure while streaming a large file not hashed yet ends the response and closes the file', async () => {
+        // Above the in-memory limit, so the file is streamed and hashed as it passes.
+        fs.writeFileSync(join(fixture.root, 'streamed.bin'), Buffer.alloc(4 * 1024 * 1024, 'x'));
+        const server = await fileServer();
+        await server.start();
+        const baseline = countOpenFds();
+        const original = fs.read;
+        let reads = 0;
+        // The second read of the stream fails: the headers and a first chunk are already out.
+        (fs as unknown as { read: Function }).read = (...args: unknown[]) => {
+            if (++reads === 2) {
+                const error: NodeJS.ErrnoException = new Error('EIO: simulated');
+                error.code = 'EIO';
+                process.nextTick(args[args.length - 1] as (err: Error) => void, error);
+                return;
+            }
+
+            return (original as Function)(...args);
+        };
+        restores.push(() => {
+            (fs as unknown as { read: Function }).read = original;
+        });
+        try {
+            const outcome = await new Promise<string>((resolve) => {
+                const req = Http.get(
+                    { host: '127.0.0.1', port: server.info.port, path: '/file/streamed.bin', agent: false },
+                    (res) => {
+                        let bytes = 0;
+                        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+                        res.on('error', () => resolve('cut short'));
+                        res.on('end', () => resolve(bytes === 4 * 1024 * 1024 ? 'complete' : 'cut short'));
+                    }
+                );
+                req.on('error', () => resolve('cut short'));
+            });
+            expect(outcome).toBe('cut short');
+            expect(reads).toBeGreaterThanOrEqual(2);
+            expect(await settledFdCount(baseline)).toBeLessThanOrEqual(baseline);
+            restores.pop()?.();
+            // Nothing was remembered from the broken response: the next one is whole, still without a tag.
+            const next = await server.inject('/file/streamed.bin');
+            expect(next.rawPayload.length).toBe(4 * 1024 * 1024);
+            expect(next.headers.etag).toBeUndefined();
+        } finally {
+            await server.stop();
+        }
     });
 
     it('a file that shrinks while it is read is a 500', async () => {
