@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
-import { assertDefaults, copyHeaders, type StoredDefaults, withoutUnset } from './options.js';
+import { assertDefaults, copyHeaders, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
 import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow } from './request-flow.js';
@@ -78,13 +78,7 @@ export class Client implements ClientContext {
      * `headers`, when it has them, tell the content-type and content-encoding.
      */
     read<T = unknown>(res: ReadableSource, options?: ReadOptions | null): Promise<T> {
-        const defaults = this.#defaults;
-        // Options that are not an object are refused as they are, not spread into the defaults.
-        const effective =
-            defaults === undefined || (typeof options !== 'object' && options !== undefined)
-                ? options
-                : { ...defaults, ...withoutUnset(options) };
-        return readPayload(res, effective) as Promise<T>;
+        return readPayload(res, readOptionsOver(this.#defaults, options)) as Promise<T>;
     }
 
     get<T = unknown>(uri: string | URL, options?: RequestAndReadOptions): Promise<ResponseWithPayload<T>> {

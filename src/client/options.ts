@@ -7,6 +7,7 @@ import type {
     DefaultsOptions,
     EffectiveOptions,
     OutgoingHeaders,
+    ReadOptions,
     RequestAndReadOptions,
     WithoutNull
 } from './types.js';
@@ -149,6 +150,20 @@ export function withoutUnset<T extends object>(options: T | null | undefined): W
     }
 
     return options as WithoutNull<T>;
+}
+
+/**
+ * The read options of a call: the caller's over the client's defaults, where an option the caller
+ * leaves null or undefined keeps its default. Options that are not an object are left as they are,
+ * for the read to refuse them by name.
+ */
+export function readOptionsOver(
+    defaults: StoredDefaults | undefined,
+    options: ReadOptions | null | undefined
+): ReadOptions | null | undefined {
+    return defaults === undefined || (typeof options !== 'object' && options !== undefined)
+        ? options
+        : { ...defaults, ...withoutUnset(options) };
 }
 
 /** Merges two header sets into a new object with lower-cased names; the second wins. */

@@ -72,7 +72,7 @@ export function readPayload(res: ReadableSource, options: ReadOptions | null | u
             return;
         }
 
-        new PayloadReader(res, withoutUnset(options) ?? {}, false, new PromiseSink(resolve, reject));
+        readCheckedPayload(res, options, false, new PromiseSink(resolve, reject));
     });
 }
 

@@ -14,8 +14,8 @@ import {
     copyHeaders,
     mergeOptions,
     normalizeMethod,
-    type StoredDefaults,
-    withoutUnset
+    readOptionsOver,
+    type StoredDefaults
 } from './options.js';
 import { isStream, preparePayload } from './payload.js';
 import { PayloadReplay, streamReplayLimit } from './payload-replay.js';
@@ -578,13 +578,11 @@ export class RequestFlow {
             return;
         }
 
-        // The caller's read options, not the request's effective ones that listeners and redirects may have edited.
-        const defaults = this.defaults;
-        const options = this.callerOptions;
         try {
             readCheckedPayload(
                 res,
-                defaults === undefined ? options : { ...defaults, ...withoutUnset(options) },
+                // The caller's read options, not the request's effective ones that listeners and redirects may have edited.
+                readOptionsOver(this.defaults, this.callerOptions),
                 (res.statusCode as number) >= 400,
                 new HelperRead(res, this.resolve, this.reject)
             );

@@ -29,20 +29,9 @@ export function unauthorized<Data = null>(
         const text = assertMessage(message);
         const challenge = buildChallenge(text, scheme, attributes);
         const error = buildHttpError<Data>(401, text, undefined, unauthorized);
-        if (challenge === undefined) {
-            return error;
-        }
-
-        error.output.headers['WWW-Authenticate'] = challenge.header;
-        if (!text && challenge.missing) {
-            error.isMissing = true;
-        }
-
-        if (challenge.attributes !== undefined) {
-            // A symbol key stays out of the keys and the JSON without the cost of a property definition.
-            (error as { [authAttributes]?: PayloadAttributes })[authAttributes] = challenge.attributes;
+        if (challenge !== undefined && addChallenge(error, text, challenge)) {
             // Last, as buildPayload puts them: after statusCode, error and message.
-            error.output.payload.attributes = payloadAttributes(challenge.attributes);
+            error.output.payload.attributes = payloadAttributes(challenge.attributes!);
         }
 
         return error;
@@ -52,21 +41,31 @@ export function unauthorized<Data = null>(
     // challenge leaves that error as it was.
     const challenge = buildChallenge(message.message, scheme, attributes);
     const error = decorateError<Data>(message, { statusCode: 401 }, unauthorized);
-    if (challenge === undefined) {
-        return error;
-    }
-
-    error.output.headers['WWW-Authenticate'] = challenge.header;
-    if (!message.message && challenge.missing) {
-        error.isMissing = true;
-    }
-
-    if (challenge.attributes !== undefined) {
-        (error as { [authAttributes]?: PayloadAttributes })[authAttributes] = challenge.attributes;
+    if (challenge !== undefined && addChallenge(error, message.message, challenge)) {
         error.reformat();
     }
 
     return error;
+}
+
+/**
+ * Puts `challenge` on the 401 `error` made for `text`: its header, `isMissing`, and the attributes
+ * `reformat()` rebuilds the payload from. True when there are attributes, which the caller then
+ * puts in the payload.
+ */
+function addChallenge(error: HttpError<unknown>, text: string, challenge: Challenge): boolean {
+    error.output.headers['WWW-Authenticate'] = challenge.header;
+    if (!text && challenge.missing) {
+        error.isMissing = true;
+    }
+
+    if (challenge.attributes === undefined) {
+        return false;
+    }
+
+    // A symbol key stays out of the keys and the JSON without the cost of a property definition.
+    (error as { [authAttributes]?: PayloadAttributes })[authAttributes] = challenge.attributes;
+    return true;
 }
 
 interface Challenge {

@@ -102,8 +102,12 @@ function describeMissingFile(span: Span, response: ResponseObject): void {
  */
 export function describeUnservedPath(request: Request, root: string, requested: string): void {
     const span = recordingSpanOf(request);
+    if (span === undefined) {
+        return;
+    }
+
     const path = Path.join(root, requested);
-    if (span !== undefined && isWithin(path, root)) {
+    if (isWithin(path, root)) {
         span.setAttribute(ATTR_FILE_PATH, Path.relative(root, path));
     }
 }
