@@ -32,6 +32,7 @@ import {
     ATTR_HTTP_REQUEST_BODY_SIZE,
     ATTR_HTTP_RESPONSE_BODY_SIZE
 } from '@opentelemetry/semantic-conventions/incubating';
+import { TRACING_PLUGIN } from '../src/common/tracing-plugin.js';
 import { isHttpError } from '../src/errors/http-error.js';
 import { recordHttpError } from '../src/static/error-span.js';
 import { type NormalizedMethod, normalizeMethod } from './attributes.js';
@@ -40,7 +41,7 @@ import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
 
 /** The name the tracing plugin registers under, and its key in `request.plugins`. */
-export const TRACING_PLUGIN = 'tracewire-tracing';
+export { TRACING_PLUGIN };
 
 /** What the tracing plugin keeps in `request.plugins['tracewire-tracing']`. */
 export interface RequestTracing {

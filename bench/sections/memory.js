@@ -1,7 +1,10 @@
 // memory: serving a 1 GiB (sparse) file and reading a 100 MiB response must each grow the RSS of
 // the process doing it by less than 64 MiB. Both are measured inside that process.
 import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
+import { join } from 'node:path';
 import { createFixtures } from '../lib/fixtures.js';
 import { ask, startChild, stopChild } from '../lib/processes.js';
 import { markdownTable, verdict } from '../lib/stats.js';
@@ -25,6 +28,53 @@ async function serveOnce(handle, path) {
     return { bytes, ...(await ask(handle.child, { type: 'stopProbe' })) };
 }
 
+/** Stalled readers: each asks for the 4 MiB file, reads the first bytes, then reads no more. */
+const stalledReaders = 200;
+const stalledFile = 'file-4m.bin';
+const stalledLimit = 0.3 * 1024 * 1024;
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Opens `stalledReaders` connections that each request `path` and stop reading after the first
+ * chunk, waits until the server's RSS (after a GC) stops moving, and returns its growth per response.
+ */
+async function stallOnce(handle, path) {
+    await pause(200);
+    const { rss: baseline } = await ask(handle.child, { type: 'rss' });
+    const sockets = [];
+    await Promise.all(
+        Array.from(
+            { length: stalledReaders },
+            () =>
+                new Promise((resolve, reject) => {
+                    const socket = net.connect(handle.port, '127.0.0.1', () =>
+                        socket.write(`GET ${path} HTTP/1.1\r\nhost: localhost\r\n\r\n`)
+                    );
+                    sockets.push(socket);
+                    socket.once('error', reject);
+                    socket.once('data', () => {
+                        socket.pause();
+                        resolve();
+                    });
+                })
+        )
+    );
+    // The kernel's buffers fill, then what each response holds in the server stays put.
+    let settled = baseline;
+    for (let round = 0, still = 0; round < 40 && still < 3; round++) {
+        await pause(250);
+        const { rss } = await ask(handle.child, { type: 'rss' });
+        still = Math.abs(rss - settled) < 1024 * 1024 ? still + 1 : 0;
+        settled = rss;
+    }
+
+    for (const socket of sockets) {
+        socket.destroy();
+    }
+
+    return { baseline, peak: settled, growth: settled - baseline, perResponse: (settled - baseline) / stalledReaders };
+}
+
 async function readOnce(implementation, origin) {
     const url = `http://127.0.0.1:${origin.port}/stream?bytes=${100 * 1024 * 1024}`;
     const handle = await startChild('../children/read-response.js', [implementation, url], {
@@ -37,6 +87,7 @@ async function readOnce(implementation, origin) {
 
 export async function runMemorySection({ components, log }) {
     const rows = [];
+    const stalledRows = [];
     const fixtures = await createFixtures();
     const servers = [];
     const origin = await startChild('../servers/origin.js');
@@ -57,6 +108,22 @@ export async function runMemorySection({ components, log }) {
             const complete = result.bytes === 1024 ** 3;
             log(`  ${label}: ${mib(result.bytes)} sent, RSS +${mib(result.growth)}`);
             rows.push([label, result, checked, complete]);
+        }
+
+        await writeFile(join(fixtures.directory, stalledFile), Buffer.alloc(4 * 1024 * 1024, 'stalled'));
+        const stalling = [
+            ['tracewire', `tracewire: ${stalledReaders} stalled readers of a 4 MiB file`, true],
+            ['inert', `(reference) @hapi/inert: ${stalledReaders} stalled readers of a 4 MiB file`, false]
+        ].filter(([kind]) => kind !== 'tracewire' || components.static);
+        for (const [kind, label, checked] of stalling) {
+            const server = await startChild('../servers/static.js', [kind, fixtures.directory], {
+                execArgv: ['--expose-gc']
+            });
+            servers.push(server);
+            const result = await stallOnce(server, `/f/${stalledFile}`);
+            await stopChild(server);
+            log(`  ${label}: RSS +${mib(result.growth)}, ${mib(result.perResponse)} per response`);
+            stalledRows.push([label, result, checked]);
         }
 
         const reading = [
@@ -89,16 +156,30 @@ export async function runMemorySection({ components, log }) {
             !complete ? '**FAIL** (incomplete transfer)' : checked ? verdict(limit - growth, 1e-9) : 'info'
         ])
     );
+    const stalledTable = markdownTable(
+        ['stalled responses (RSS of the server, after a GC)', 'RSS before', 'held', 'per response', 'limit', 'result'],
+        stalledRows.map(([label, { baseline, peak, perResponse }, checked]) => [
+            label,
+            mib(baseline),
+            mib(peak),
+            `${(perResponse / 1024 / 1024).toFixed(2)} MiB`,
+            checked ? '<= 0.3 MiB' : '',
+            checked ? verdict(stalledLimit - perResponse, 1e-9) : 'info'
+        ])
+    );
     const missing = [];
     if (!components.static) missing.push('**tracewire staticFiles missing: its rows were skipped.**');
     if (!components.client) missing.push('**tracewire client missing: its row was skipped.**');
     const note = [
         'RSS sampled every 5 ms after a GC; the 1 GiB file is sparse (read from the page cache, not disk).',
+        `Stalled readers: ${stalledReaders} connections each read the first bytes of the response and stop; the RSS is read after a GC once it stops moving.`,
         ...missing
     ].join('\n');
     return {
         title: 'memory',
-        markdown: `${table}\n\n${note}`,
-        failures: rows.filter(([, { growth }, checked, complete]) => checked && (!complete || growth >= limit)).length
+        markdown: `${table}\n\n${stalledTable}\n\n${note}`,
+        failures:
+            rows.filter(([, { growth }, checked, complete]) => checked && (!complete || growth >= limit)).length +
+            stalledRows.filter(([, { perResponse }, checked]) => checked && perResponse > stalledLimit).length
     };
 }

@@ -109,6 +109,11 @@ answerParent({
         return {};
     },
     stopProbe: () => probe.stop(),
+    // The stalled-readers row reads the RSS after a GC, what the responses in flight hold.
+    rss: () => {
+        globalThis.gc?.();
+        return { rss: process.memoryUsage.rss() };
+    },
     // The static section divides this process's CPU time by the requests wrk completed.
     cpu: () => process.cpuUsage()
 });

@@ -1,4 +1,5 @@
 import type { Stats } from 'node:fs';
+import { type FileIdentity, identityOf, isSameFile } from './same-file.js';
 
 /*
  * Small files' bytes, kept so that a request for a file already read costs a `stat` instead of
@@ -22,11 +23,7 @@ const maxBytes = 16 * 1024 * 1024;
 const settleMs = 2000;
 
 interface CachedContents {
-    readonly dev: number;
-    readonly ino: number;
-    readonly size: number;
-    readonly mtimeMs: number;
-    readonly ctimeMs: number;
+    readonly identity: FileIdentity;
     readonly bytes: Buffer;
 }
 
@@ -46,7 +43,7 @@ export class ContentCache {
             return null;
         }
 
-        if (!sameFile(entry, stats)) {
+        if (!isSameFile(entry.identity, stats) || !stats.isFile()) {
             this.#delete(realPath, entry);
             return null;
         }
@@ -74,8 +71,7 @@ export class ContentCache {
             this.#delete(realPath, previous);
         }
 
-        const { dev, ino, size, mtimeMs, ctimeMs } = stats;
-        this.#entries.set(realPath, { dev, ino, size, mtimeMs, ctimeMs, bytes });
+        this.#entries.set(realPath, { identity: identityOf(stats), bytes });
         this.#bytes += bytes.length;
         for (const [oldestPath, oldest] of this.#entries) {
             if (this.#entries.size <= maxEntries && this.#bytes <= maxBytes) {
@@ -90,15 +86,4 @@ export class ContentCache {
         this.#entries.delete(realPath);
         this.#bytes -= entry.bytes.length;
     }
-}
-
-function sameFile(entry: CachedContents, stats: Stats): boolean {
-    return (
-        stats.ino === entry.ino &&
-        stats.dev === entry.dev &&
-        stats.size === entry.size &&
-        stats.mtimeMs === entry.mtimeMs &&
-        stats.ctimeMs === entry.ctimeMs &&
-        stats.isFile()
-    );
 }

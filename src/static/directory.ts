@@ -4,7 +4,7 @@ import { forbidden, isHttpError, notFound } from '../errors/index.js';
 import { createFileResponse } from './file.js';
 import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
 import { describeUnservedPath } from './file-span.js';
-import { type FoundFile, findFile, isWithin, releaseFile } from './find-file.js';
+import { type FoundFile, findFile, findOptionalFile, isWithin, releaseFile } from './find-file.js';
 import { readDirectory } from './fs.js';
 import { listingResponse } from './listing.js';
 import { needsBody } from './preconditions.js';
@@ -259,7 +259,7 @@ function serveFromRoot(
 
     for (const name of settings.index) {
         const indexPath = Path.join(path, name);
-        const index = findOptional(state, request, settings, root, indexPath, withBody);
+        const index = findOptionalFile(() => findFile(state, request, indexPath, root, settings.file, withBody));
         if (index !== null) {
             return createFileResponse(state, request, indexPath, root, settings.file, index);
         }
@@ -311,30 +311,4 @@ function findWithDefaultExtension(
 
     const extended = `${path}${settings.defaultExtension}`;
     return [findFile(state, request, extended, root, settings.file, withBody), extended];
-}
-
-/** An index file when it exists as a file; a missing one (or a directory by that name) is no error. */
-function findOptional(
-    state: StaticState,
-    request: Request,
-    settings: DirectorySettings,
-    root: string,
-    path: string,
-    withBody: boolean
-): FoundFile | null {
-    try {
-        const found = findFile(state, request, path, root, settings.file, withBody);
-        if (found.stats.isFile()) {
-            return found;
-        }
-
-        releaseFile(found);
-        return null;
-    } catch (err) {
-        if (isHttpError(err, 404)) {
-            return null;
-        }
-
-        throw err;
-    }
 }

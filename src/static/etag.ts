@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import * as Fs from 'node:fs';
 import { toPathError } from './fs.js';
+import { type FileIdentity, identityOf, isSameFile } from './same-file.js';
 
 /** How the ETag of a file is made (spec 2.7): a content hash, size and mtime, or none. */
 export type EtagMethod = 'hash' | 'simple' | false;
@@ -11,15 +12,13 @@ const hashChunkSize = 256 * 1024;
 
 /** A remembered tag and the identity of the file it was hashed from. */
 interface KnownTag {
-    readonly size: number;
-    readonly mtimeMs: number;
-    readonly ino: number;
+    readonly identity: FileIdentity;
     readonly tag: string;
 }
 
 /**
  * The SHA-1 tags of file contents by path, most recently used last. Each tag holds only while the
- * file keeps the size, mtime and inode it was hashed with, so a changed file gets a new tag without
+ * file is the same file it was hashed from (same-file.ts), so a changed file gets a new tag without
  * anyone invalidating the cache. Keyed by the path alone: building a key string from the path and
  * the stats on every request was a measurable share of a cached 304.
  */
@@ -27,7 +26,7 @@ export class EtagCache {
     readonly #maxSize: number;
     readonly #tags = new Map<string, KnownTag>();
     /** Requests arriving while a file is hashed share the one read of it. */
-    readonly #pending = new Map<string, Promise<string>>();
+    readonly #pending = new Map<string, Promise<string | null>>();
     /** The path at the young end already, which a run of requests for one file need not move again. */
     #youngest: string | null = null;
 
@@ -59,12 +58,7 @@ export class EtagCache {
         }
 
         const known = this.#tags.get(path);
-        if (
-            known === undefined ||
-            known.size !== stats.size ||
-            known.mtimeMs !== stats.mtimeMs ||
-            known.ino !== stats.ino
-        ) {
+        if (known === undefined || !isSameFile(known.identity, stats)) {
             return undefined;
         }
 
@@ -93,7 +87,7 @@ export class EtagCache {
 
         // Deleting first puts a replaced tag at the young end too.
         this.#tags.delete(path);
-        this.#tags.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, tag });
+        this.#tags.set(path, { identity: identityOf(stats), tag });
         this.#youngest = path;
         if (this.#tags.size > this.#maxSize) {
             const oldest = this.#tags.keys().next().value as string;
@@ -101,17 +95,21 @@ export class EtagCache {
         }
     }
 
-    #hash(path: string, stats: Stats): Promise<string> {
+    /** Null when the file at `path` is not (or stops being) the one `stats` describes: no tag for other bytes. */
+    #hash(path: string, stats: Stats): Promise<string | null> {
         const key = keyOf(path, stats);
         const pending = this.#pending.get(key);
         if (pending) {
             return pending;
         }
 
-        const hashing = hashFile(path).then(
+        const hashing = hashFile(path, stats).then(
             (tag) => {
                 this.#pending.delete(key);
-                this.remember(path, stats, tag);
+                if (tag !== null) {
+                    this.remember(path, stats, tag);
+                }
+
                 return tag;
             },
             (err: unknown) => {
@@ -124,9 +122,9 @@ export class EtagCache {
     }
 }
 
-/** A file's identity for sharing one hash: a changed size, mtime or inode means new contents. */
+/** A file's identity for sharing one hash: the fields of same-file.ts. */
 function keyOf(path: string, stats: Stats): string {
-    return `${path}\0${stats.size}\0${stats.mtimeMs}\0${stats.ino}`;
+    return `${path}\0${stats.dev}\0${stats.ino}\0${stats.size}\0${stats.mtimeMs}\0${stats.ctimeMs}`;
 }
 
 /** Size and modification time in hex: cheap, and stable as long as one server serves the file. */
@@ -134,13 +132,33 @@ export function simpleTag(stats: Stats): string {
     return `${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}`;
 }
 
-/** The SHA-1 of the contents, so every server of a distributed deployment gives a file the same tag. */
-function hashFile(path: string): Promise<string> {
+/**
+ * The SHA-1 of the contents, so every server of a distributed deployment gives a file the same tag.
+ * Read through one descriptor that must describe the file of `stats` before and after the read:
+ * null when it does not (the file was replaced or written meanwhile).
+ */
+function hashFile(path: string, stats: Stats): Promise<string | null> {
     return new Promise((resolve, reject) => {
         const hash = createHash('sha1');
         const stream = Fs.createReadStream(path, { highWaterMark: hashChunkSize });
+        let fd: number | null = null;
+        stream.on('open', (opened: number) => {
+            fd = opened;
+        });
         stream.on('data', (chunk) => hash.update(chunk));
         stream.on('error', (err: NodeJS.ErrnoException) => reject(toPathError(err, path)));
-        stream.on('end', () => resolve(hash.digest('hex')));
+        stream.on('end', () => {
+            const now = fd === null ? null : fstatOrNull(fd);
+            stream.destroy();
+            resolve(now !== null && isSameFile(stats, now) ? hash.digest('hex') : null);
+        });
     });
+}
+
+function fstatOrNull(fd: number): Stats | null {
+    try {
+        return Fs.fstatSync(fd);
+    } catch {
+        return null;
+    }
 }

@@ -1,7 +1,8 @@
 import * as Path from 'node:path';
 import type { Request, ResponseObject } from '@hapi/hapi';
 import { type Span, trace } from '@opentelemetry/api';
-import type { FileSource } from './file.js';
+import { TRACING_PLUGIN } from '../common/tracing-plugin.js';
+import type { FileSource } from './file-source.js';
 import { isWithin } from './find-file.js';
 
 /*
@@ -20,10 +21,6 @@ export const ATTR_STATIC_ETAG = 'tracewire.static.etag';
 /** The byte range of a 206, as `bytes=first-last`. */
 export const ATTR_STATIC_RANGE = 'tracewire.static.range';
 
-// Where the `tracing` plugin of tracewire/instrumentation keeps its server span (its TRACING_PLUGIN
-// name): read by name, so the static plugin does not depend on the instrumentation.
-const tracingPluginKey = 'tracewire-tracing';
-
 type Prepare = (response: ResponseObject) => ResponseObject | Promise<ResponseObject>;
 
 /**
@@ -41,13 +38,13 @@ export function traceFilePreparation(prepare: Prepare): Prepare {
         const prepared = prepare(response);
         if (!(prepared instanceof Promise)) {
             // Prepare answers synchronously unless it must hash the file (or fails).
-            describeFile(span, response, false);
+            describeFile(span, response);
             return prepared;
         }
 
         return prepared.then(
             (done) => {
-                describeFile(span, response, true);
+                describeFile(span, response);
                 return done;
             },
             (err: unknown) => {
@@ -60,12 +57,12 @@ export function traceFilePreparation(prepare: Prepare): Prepare {
 
 function recordingSpanOf(request: Request): Span | undefined {
     const plugins = request.plugins as Record<string, { span?: Span } | undefined>;
-    const span = plugins[tracingPluginKey]?.span ?? trace.getActiveSpan();
+    const span = plugins[TRACING_PLUGIN]?.span ?? trace.getActiveSpan();
     return span?.isRecording() === true ? span : undefined;
 }
 
 /** What a prepared file response sends: its file, size, encoding, ETag origin and range. */
-function describeFile(span: Span, response: ResponseObject, waited: boolean): void {
+function describeFile(span: Span, response: ResponseObject): void {
     const source = response.source as FileSource;
     const file = source.file;
     if (file === null) {
@@ -76,7 +73,11 @@ function describeFile(span: Span, response: ResponseObject, waited: boolean): vo
     span.setAttribute(ATTR_FILE_PATH, root === null ? file.path : Path.relative(root, file.path));
     span.setAttribute(ATTR_FILE_SIZE, file.stats.size);
     span.setAttribute(ATTR_STATIC_ENCODING, file.encoding ?? 'identity');
-    span.setAttribute(ATTR_STATIC_ETAG, etagOrigin(response, source, waited));
+    // Recorded where the ETag was obtained; a response without one (an error page with a status) has none.
+    span.setAttribute(
+        ATTR_STATIC_ETAG,
+        response.headers.etag === undefined && !source.hashWhileStreaming ? 'off' : source.etagOrigin
+    );
     if (response.statusCode === 206) {
         const contentRange = String(response.headers['content-range']);
         // `bytes first-last/length` → `bytes=first-last`
@@ -110,19 +111,4 @@ export function describeUnservedPath(request: Request, root: string, requested: 
     if (isWithin(path, root)) {
         span.setAttribute(ATTR_FILE_PATH, Path.relative(root, path));
     }
-}
-
-function etagOrigin(response: ResponseObject, source: FileSource, waited: boolean): string {
-    // A large file not hashed yet is hashed as this response streams it (it carries no ETag itself).
-    if (source.hashWhileStreaming) {
-        return 'computed';
-    }
-
-    // No ETag header: etagMethod false, or a response that is not the resource (an error page with a status).
-    if (response.headers.etag === undefined) {
-        return 'off';
-    }
-
-    // A small file is hashed synchronously from the bytes read for the response: computed, not a hit.
-    return source.settings.etagMethod === 'hash' && !waited && !source.etagComputed ? 'hit' : 'computed';
 }

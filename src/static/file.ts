@@ -1,17 +1,18 @@
-import * as Fs from 'node:fs';
 import * as Path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Request, ResponseObject } from '@hapi/hapi';
-import { forbidden, preconditionFailed } from '../errors/index.js';
+import { forbidden, internal, preconditionFailed } from '../errors/index.js';
 import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
+import { FileBody } from './file-body.js';
 import { assertOption, type FileSettings } from './file-options.js';
+import type { FileSource } from './file-source.js';
 import { traceFilePreparation } from './file-span.js';
 import { considersVariants, type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
-import { readBytes } from './fs.js';
-import { hashWhileStreaming } from './hashing-stream.js';
+import { readBytes, statFd } from './fs.js';
 import { evaluatePreconditions, hasPreconditions, needsBody } from './preconditions.js';
 import { requestedRange } from './range.js';
+import { isSameFile } from './same-file.js';
 import type { StaticState } from './state.js';
 
 /*
@@ -24,34 +25,11 @@ import type { StaticState } from './state.js';
 /** Files up to this size are read into one Buffer: cheaper than a stream for the many small assets. */
 const bufferedFileLimit = 64 * 1024;
 /**
- * Chunk size of streamed files. Each chunk costs a thread-pool read and a socket write, so larger is
- * faster (measured on 10 MiB files against inert: 64 KiB 1.0x, 256 KiB 1.3x, 1 MiB 1.55x), but every
- * response in flight holds a chunk or two: with a thousand slow clients 1 MiB would pin gigabytes.
- */
-const streamChunkSize = 256 * 1024;
-/**
  * Files up to this size not hashed yet are read whole, hashed and sent from memory before the first
  * byte (about a millisecond); larger ones are hashed while the first response streams them.
  */
 const hashInMemoryLimit = 1024 * 1024;
 const emptyBody = Buffer.alloc(0);
-
-/** What a file response carries from `prepare` to `marshal` and `close`; it is the response's `source`. */
-export interface FileSource {
-    /** The absolute path requested (a pre-compressed variant may be what is sent). */
-    readonly path: string;
-    readonly confineDir: string | null;
-    readonly settings: FileSettings;
-    readonly state: StaticState;
-    file: FoundFile | null;
-    /** Offset and length of the bytes sent, fixed by `prepare`. */
-    offset: number;
-    length: number;
-    /** The file is large and not hashed yet: this response goes without an etag and hashes what it sends. */
-    hashWhileStreaming: boolean;
-    /** The etag was hashed for this response (from bytes read for it), not found in the cache. */
-    etagComputed: boolean;
-}
 
 /** The file response for a path given to `h.file()` or the `file` handler. */
 export function respondWithFile(
@@ -88,7 +66,7 @@ export function createFileResponse(
         offset: 0,
         length: 0,
         hashWhileStreaming: false,
-        etagComputed: false
+        etagOrigin: 'off'
     };
     return request.generateResponse(source, {
         variety: 'file',
@@ -255,12 +233,15 @@ function entityTag(source: FileSource, file: FoundFile, request: Request): strin
     const { state, settings } = source;
     const known = state.etags.known(settings.etagMethod, file.path, file.stats);
     if (known !== undefined) {
+        source.etagOrigin =
+            settings.etagMethod === 'hash' ? 'hit' : settings.etagMethod === 'simple' ? 'computed' : 'off';
         return known;
     }
 
+    source.etagOrigin = 'computed';
     if (file.contents !== null || (file.fd !== null && file.stats.size <= hashInMemoryLimit)) {
-        source.etagComputed = true;
-        return state.etags.tagOf(file.path, file.stats, contentsOf(state, file));
+        const contents = contentsOf(state, file);
+        return state.etags.tagOf(file.path, file.stats, contents);
     }
 
     if (file.fd !== null && !needsTag(request)) {
@@ -279,12 +260,28 @@ function needsTag(request: Request): boolean {
     );
 }
 
-/** The whole of a small open file, read once and offered to the content cache. */
-function contentsOf(state: StaticState, file: FoundFile): Buffer {
-    if (file.contents === null) {
+/** Reads of a small file in `prepare` that keep meeting a file written meanwhile give up after this many. */
+const readAttempts = 3;
+
+/**
+ * The whole of a small open file, read once and offered to the content cache. The bytes count only
+ * when the descriptor describes the same file after the read as before it: a file written meanwhile
+ * is read again with its new stats (which the headers then describe), and one that never holds
+ * still is a 500, never a mix of two versions under a validator of either.
+ */
+function contentsOf(state: StaticState, file: FoundFile, attempts = readAttempts): Buffer {
+    for (let attempt = 1; file.contents === null; ++attempt) {
         const size = file.stats.size;
-        file.contents = size === 0 ? emptyBody : readBytes(file.fd!, file.path, 0, size);
-        state.contents.set(file.path, file.stats, file.contents);
+        const contents = size === 0 ? emptyBody : readBytes(file.fd!, file.path, 0, size);
+        const now = statFd(file.fd!, file.path);
+        if (isSameFile(file.stats, now)) {
+            file.contents = contents;
+            state.contents.set(file.path, file.stats, contents);
+        } else if (attempt >= attempts) {
+            throw internal(`File ${file.path} kept changing while it was read`, { path: file.path });
+        } else {
+            file.stats = now;
+        }
     }
 
     return file.contents;
@@ -331,7 +328,8 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
         // Small files are read whole (once, kept for the next request) and sliced for a range.
         try {
-            const contents = contentsOf(state, file);
+            // The headers are set: a file changed since they were is a 500 now, not read afresh.
+            const contents = contentsOf(state, file, 1);
             // The whole file (no range, no start/end) is sent as it is, without a view to allocate.
             return source.offset === 0 && source.length === contents.length
                 ? contents
@@ -343,25 +341,37 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
 
     if (source.length <= bufferedFileLimit) {
         try {
-            return source.length === 0 ? Buffer.alloc(0) : readBytes(file.fd!, file.path, source.offset, source.length);
+            return readUnchanged(file, source.offset, source.length);
         } finally {
             releaseFile(file);
         }
     }
 
-    const stream = Fs.createReadStream(file.path, {
+    const { path, stats } = file;
+    const hashes = source.hashWhileStreaming && source.offset === 0 && source.length === stats.size;
+    const body = new FileBody({
         fd: file.fd!,
-        start: source.offset,
-        end: source.offset + source.length - 1,
-        highWaterMark: streamChunkSize
+        path,
+        stats,
+        offset: source.offset,
+        length: source.length,
+        sink: requestOf(response).raw.res,
+        // The first response of a large file hashes the bytes it sends; the next ones carry the tag.
+        onHashed: hashes ? (tag) => state.etags.remember(path, stats, tag) : null
     });
-    // The stream now owns the descriptor and closes it when it ends or is destroyed.
+    // The body now owns the descriptor and closes it when it ends or is destroyed.
     file.fd = null;
-    if (source.hashWhileStreaming && source.offset === 0 && source.length === file.stats.size) {
-        return hashWhileStreaming(stream, file.path, file.stats, state.etags);
+    return body;
+}
+
+/** A slice of a large file, read whole; a file changed since its headers were set is a 500. */
+function readUnchanged(file: FoundFile, offset: number, length: number): Buffer {
+    const bytes = readBytes(file.fd!, file.path, offset, length);
+    if (!isSameFile(file.stats, statFd(file.fd!, file.path))) {
+        throw internal(`File ${file.path} changed while it was read`, { path: file.path });
     }
 
-    return stream;
+    return bytes;
 }
 
 function closeFileResponse(response: ResponseObject): void {

@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs';
 import * as Path from 'node:path';
 import type { Request } from '@hapi/hapi';
+import { BoundedMemo } from '../common/bounded-memo.js';
 import { forbidden, isHttpError, notFound } from '../errors/index.js';
 import type { FileSettings } from './file-options.js';
 import { closeFile, hasEntry, openFile, realPath, statFd, statPath } from './fs.js';
@@ -106,9 +107,17 @@ function findVariant(
         return null;
     }
 
-    let variant: FoundFile;
+    return findOptionalFile(() => inspect(state, variantPath, path, confineDir, encoding, withBody));
+}
+
+/**
+ * What `find` finds when it is a regular file; null when there is nothing (a 404) or something that
+ * is not a file (a directory by that name). For lookups that may miss: variants, index files.
+ */
+export function findOptionalFile(find: () => FoundFile): FoundFile | null {
+    let found: FoundFile;
     try {
-        variant = inspect(state, variantPath, path, confineDir, encoding, withBody);
+        found = find();
     } catch (err) {
         if (isHttpError(err, 404)) {
             return null;
@@ -117,11 +126,11 @@ function findVariant(
         throw err;
     }
 
-    if (variant.stats.isFile()) {
-        return variant;
+    if (found.stats.isFile()) {
+        return found;
     }
 
-    releaseFile(variant);
+    releaseFile(found);
     return null;
 }
 
@@ -171,7 +180,7 @@ function inspect(
     }
 }
 
-/** Errors name the path the user asked for, not the real path behind a symlink (spec 7.6). */
+/** Errors name the path the user asked for, not the real path behind a symlink (the README's static-files section). */
 function withReportedPath(err: unknown, path: string): unknown {
     if (isHttpError<{ path?: string }>(err) && err.data !== null && typeof err.data === 'object') {
         err.data.path = path;
@@ -188,8 +197,7 @@ export function releaseFile(file: FoundFile | null): void {
 }
 
 /** Bounds the parsed headers remembered; clients send few distinct accept-encoding values. */
-const parsedHeaderLimit = 100;
-const parsedHeaders = new Map<string, ReadonlyMap<string, number>>();
+const parsedHeaders = new BoundedMemo<string, ReadonlyMap<string, number>>(100);
 
 /**
  * The encodings of `lookupMap` the client accepts, best first by q-value; equal q-values keep the
@@ -205,15 +213,7 @@ export function negotiateEncoding(
         return [];
     }
 
-    let weights = parsedHeaders.get(header);
-    if (weights === undefined) {
-        if (parsedHeaders.size >= parsedHeaderLimit) {
-            parsedHeaders.clear();
-        }
-
-        weights = parseAcceptEncoding(header);
-        parsedHeaders.set(header, weights);
-    }
+    const weights = parsedHeaders.getOrDerive(header, parseAcceptEncoding);
 
     const wildcard = weights.get('*') ?? 0;
     if (lookupMap.length === 1) {

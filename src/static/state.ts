@@ -1,5 +1,6 @@
 import * as Path from 'node:path';
 import * as Mime from 'mime-types';
+import { BoundedMemo } from '../common/bounded-memo.js';
 import { ContentCache } from './content-cache.js';
 import { EtagCache } from './etag.js';
 import { realPath } from './fs.js';
@@ -13,9 +14,9 @@ export class StaticState {
     /** Small files' bytes, validated by a stat on every use. */
     readonly contents = new ContentCache();
     /** A confine root's real path is resolved once: the root itself may be a symlink. */
-    readonly #realRoots = new Map<string, string>();
-    readonly #contentTypes = new Map<string, string>();
-    readonly #httpDates = new Map<number, string>();
+    readonly #realRoots = new BoundedMemo<string, string>(lookupCacheLimit);
+    readonly #contentTypes = new BoundedMemo<string, string>(lookupCacheLimit);
+    readonly #httpDates = new BoundedMemo<number, string>(lookupCacheLimit);
 
     constructor(etagsCacheMaxSize: number) {
         this.etags = new EtagCache(etagsCacheMaxSize);
@@ -23,48 +24,21 @@ export class StaticState {
 
     /** Throws the mapped error when the root does not exist: it may be created later, so misses are not kept. */
     realRoot(root: string): string {
-        let resolved = this.#realRoots.get(root);
-        if (resolved === undefined) {
-            if (this.#realRoots.size >= lookupCacheLimit) {
-                this.#realRoots.clear();
-            }
-
-            resolved = realPath(root);
-            this.#realRoots.set(root, resolved);
-        }
-
-        return resolved;
+        return this.#realRoots.getOrDerive(root, realPath);
     }
 
     /** An HTTP date (`last-modified`) for a modification time; formatting a Date costs more than a lookup. */
     httpDate(mtimeMs: number): string {
-        let date = this.#httpDates.get(mtimeMs);
-        if (date === undefined) {
-            if (this.#httpDates.size >= lookupCacheLimit) {
-                this.#httpDates.clear();
-            }
-
-            // Rounded as Node rounds `stats.mtime`, which a fraction past .9995 s carries into the next second.
-            date = new Date(Math.round(mtimeMs)).toUTCString();
-            this.#httpDates.set(mtimeMs, date);
-        }
-
-        return date;
+        // Rounded as Node rounds `stats.mtime`, which a fraction past .9995 s carries into the next second.
+        return this.#httpDates.getOrDerive(mtimeMs, (ms) => new Date(Math.round(ms)).toUTCString());
     }
 
     /** The content type of a file name by its extension, with a charset for text types. */
     contentType(path: string): string {
         const extension = Path.extname(path);
-        let type = this.#contentTypes.get(extension);
-        if (type === undefined) {
-            if (this.#contentTypes.size >= lookupCacheLimit) {
-                this.#contentTypes.clear();
-            }
-
-            type = Mime.contentType(extension || Path.basename(path)) || 'application/octet-stream';
-            this.#contentTypes.set(extension, type);
-        }
-
-        return type;
+        return this.#contentTypes.getOrDerive(
+            extension,
+            () => Mime.contentType(extension || Path.basename(path)) || 'application/octet-stream'
+        );
     }
 }

@@ -202,8 +202,10 @@ describe('7.5 and 7.6 static serving errors', () => {
 
             return (original as Function)(...args);
         };
+        syncBuiltinESMExports();
         restores.push(() => {
             (fs as unknown as { read: Function }).read = original;
+            syncBuiltinESMExports();
         });
         try {
             const outcome = await new Promise<string>((resolve) => {

@@ -1,0 +1,26 @@
+import type { FileSettings } from './file-options.js';
+import type { FoundFile } from './find-file.js';
+import type { StaticState } from './state.js';
+
+/**
+ * How the ETag of a response was obtained, decided where it is obtained (`entityTag` in file.ts):
+ * `hit` (a hash from the cache), `computed` (hashed for this response or while it streams, or made
+ * from size and mtime), `off` (no ETag).
+ */
+export type EtagOrigin = 'hit' | 'computed' | 'off';
+
+/** What a file response carries from `prepare` to `marshal` and `close`; it is the response's `source`. */
+export interface FileSource {
+    /** The absolute path requested (a pre-compressed variant may be what is sent). */
+    readonly path: string;
+    readonly confineDir: string | null;
+    readonly settings: FileSettings;
+    readonly state: StaticState;
+    file: FoundFile | null;
+    /** Offset and length of the bytes sent, fixed by `prepare`. */
+    offset: number;
+    length: number;
+    /** The file is large and not hashed yet: this response goes without an etag and hashes what it sends. */
+    hashWhileStreaming: boolean;
+    etagOrigin: EtagOrigin;
+}
