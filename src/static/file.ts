@@ -116,7 +116,7 @@ function prepareHeaders(response: ResponseObject, source: FileSource): Promise<v
     source.file = file;
     assertRegularFile(file, source.path);
 
-    if (considersVariants(settings)) {
+    if (considersVariants(settings, request)) {
         // Which file is sent depends on accept-encoding, whether or not a variant exists.
         response.vary('accept-encoding');
     }

@@ -71,7 +71,7 @@ export function findFile(
         throw forbidden(null, { path });
     }
 
-    if (considersVariants(settings)) {
+    if (considersVariants(settings, request)) {
         const candidates = negotiateEncoding(headerOf(request, 'accept-encoding'), settings.lookupMap);
         for (let index = 0; index < candidates.length; ++index) {
             const [encoding, extension] = candidates[index]!;
@@ -87,10 +87,16 @@ export function findFile(
 
 /**
  * A pre-compressed variant stands in for the whole file only: a slice of it (start/end) would be a
- * slice of the compressed bytes, corrupt content labelled with the encoding.
+ * slice of the compressed bytes, corrupt content labelled with the encoding. A server created with
+ * `compression: false` is never sent an encoded body, as with inert.
  */
-export function considersVariants(settings: FileSettings): boolean {
-    return settings.lookupCompressed && settings.start === 0 && settings.end === null;
+export function considersVariants(settings: FileSettings, request: Request): boolean {
+    return (
+        settings.lookupCompressed &&
+        settings.start === 0 &&
+        settings.end === null &&
+        request.server.settings.compression !== false
+    );
 }
 
 /** A pre-compressed variant when one exists as a regular file; a missing one is no error. */

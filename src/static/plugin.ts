@@ -10,14 +10,29 @@ import type { DirectoryHandlerOptions, FileHandler, FileOptions, StaticPluginSet
 const defaultEtagsCacheMaxSize = 1000;
 
 /**
- * The static-file plugin for hapi (spec component C): the `file` and `directory` handlers and
+ * Registered by `staticFiles` under @hapi/inert's name, so that plugins declaring
+ * `server.dependency('@hapi/inert')` (hapi-swagger, for its UI) find what they need: the `file` and
+ * `directory` handlers and `h.file()`. Its version is that of the inert interface provided.
+ */
+const inertCompanion: NamedPlugin<void> = {
+    name: '@hapi/inert',
+    version: '7.1.2',
+    register() {}
+};
+
+/**
+ * The static-file plugin for hapi (README, "Static files"): the `file` and `directory` handlers and
  * `h.file()`. Register it with `await server.register(staticFiles)`; settings come from the server
  * option `plugins.static`. Registering it again on the same server does nothing.
  */
 export const staticFiles: NamedPlugin<void> = {
     name: 'static',
     once: true,
-    register(server: Server) {
+    async register(server: Server) {
+        assertOption(
+            !Object.hasOwn(server.registrations, '@hapi/inert'),
+            '@hapi/inert is already registered: staticFiles provides the same handlers and h.file(), register one of the two'
+        );
         const settings = readSettings(server.settings.plugins?.static);
         const state = new StaticState(settings.etagsCacheMaxSize);
 
@@ -44,6 +59,8 @@ export const staticFiles: NamedPlugin<void> = {
         };
         annotateWhenTraced();
         server.ext('onPreStart', annotateWhenTraced);
+        // Registered last: a failure above leaves no companion claiming inert's name.
+        await server.register(inertCompanion);
     }
 };
 
@@ -66,7 +83,7 @@ function readSettings(settings: StaticPluginSettings | undefined): { etagsCacheM
     return { etagsCacheMaxSize };
 }
 
-/** The `file` handler: a path, a function of the request returning one (or an Error), or the 2.7 object. */
+/** The `file` handler: a path, a function of the request returning one (or an Error), or an object of file options. */
 function createFileHandler(state: StaticState, route: RequestRoute, handler: FileHandler): Lifecycle.Method {
     const options = typeof handler === 'object' && handler !== null ? handler : { path: handler };
     assertOption(

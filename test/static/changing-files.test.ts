@@ -28,7 +28,7 @@ let agent: Http.Agent;
 beforeAll(async () => {
     fixture = createFixture();
     server = await createServer({ routes: { files: { relativeTo: fixture.root } } });
-    server.route({ method: 'GET', path: '/file/{name}', handler: (request, h) => h.file(request.params.name) });
+    server.route({ method: 'GET', path: '/file/{name}', handler: (request, h) => h.file(String(request.params.name)) });
     await server.start();
     // A response cut short but left open would hang here instead of ending after a few seconds.
     server.listener.keepAliveTimeout = 120_000;

@@ -325,10 +325,11 @@ describe('2.8 directory handler options', () => {
 
     describe('lookupCompressed, lookupMap and etagMethod', () => {
         it('serve pre-compressed files and tags as for a file', async () => {
-            const server = await serverWithDirectory(
-                { lookupCompressed: true, lookupMap: { br: '.br' }, etagMethod: 'simple' },
-                { compression: false }
-            );
+            const server = await serverWithDirectory({
+                lookupCompressed: true,
+                lookupMap: { br: '.br' },
+                etagMethod: 'simple'
+            });
             const res = await server.inject({ url: '/large.txt', headers: { 'accept-encoding': 'br' } });
             expect(res.headers['content-encoding']).toBe('br');
             expect(res.payload).toBe('pretend brotli');
