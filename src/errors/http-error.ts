@@ -61,13 +61,13 @@ export interface HttpError<Data = unknown> extends Error {
 export class HttpError<Data = unknown> {
     /**
      * Creates an HttpError from a message, or decorates an existing Error as `toHttpError()` does.
-     * Returns a plain Error, not an instance of this class's prototype (spec 2.6).
+     * Returns a plain Error, not an instance of this class's prototype (README, "Errors").
      */
     constructor(messageOrError?: string | Error | null, options: HttpErrorOptions<Data> = {}) {
         if (messageOrError instanceof Error) {
             const decorated = decorateError(messageOrError, options, options.ctor ?? new.target);
             recordMaker(decorated, new.target);
-            // biome-ignore lint/correctness/noConstructorReturn: spec 2.6, the result is the decorated Error itself
+            // biome-ignore lint/correctness/noConstructorReturn: the result is the decorated Error itself (README, "Errors")
             return decorated;
         }
 
@@ -82,16 +82,22 @@ export class HttpError<Data = unknown> {
         }
 
         recordMaker(error, new.target);
-        // biome-ignore lint/correctness/noConstructorReturn: spec 2.6, errors are plain Errors, not class instances
+        // biome-ignore lint/correctness/noConstructorReturn: errors are plain Errors, not class instances (README, "Errors")
         return error;
     }
 
     /**
      * `instanceof HttpError` holds for every HttpError. For a subclass (`class NotFoundError extends
      * HttpError {}`) it holds for the errors that subclass, or a subclass of it, constructed: the
-     * errors are plain Errors, so the prototype chain cannot tell.
+     * errors are plain Errors, so the prototype chain cannot tell. Anything else keeps the plain
+     * JavaScript answer: an object with the class's prototype, or one of those errors, on its chain.
      */
     static [Symbol.hasInstance](value: unknown): boolean {
+        // biome-ignore lint/complexity/noThisInStatic: `this` is the class right of instanceof, perhaps a subclass
+        if (Function.prototype[Symbol.hasInstance].call(this, value)) {
+            return true;
+        }
+
         if (!isHttpError(value)) {
             return false;
         }
@@ -110,8 +116,15 @@ function madeBy(error: Error, target: Function): boolean {
         return true;
     }
 
-    const maker = makers.get(error);
-    return maker !== undefined && (maker === target || Object.prototype.isPrototypeOf.call(target, maker));
+    // An object made with Object.create() from such an error has it on its chain, as with any class.
+    for (let link: object | null = error; link !== null; link = Object.getPrototypeOf(link)) {
+        const maker = makers.get(link as Error);
+        if (maker !== undefined && (maker === target || Object.prototype.isPrototypeOf.call(target, maker))) {
+            return true;
+        }
+    }
+
+    return false;
 }
 
 function recordMaker(error: Error, maker: Function): void {

@@ -1,3 +1,4 @@
+import { isToken } from '../common/http-token.js';
 import {
     assertMessage,
     authAttributes,
@@ -167,7 +168,7 @@ function assertHeaderSafe(value: string, name: string): string {
 
 /** Attribute names are sent unquoted, so they must be RFC 9110 tokens. */
 function assertToken(name: string): void {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    if (!isToken(name)) {
         throw new TypeError(`unauthorized(): attribute name ${JSON.stringify(name)} is not a valid header token`);
     }
 }

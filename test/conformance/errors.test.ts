@@ -413,7 +413,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(new Boom.Boom(theirs, { statusCode: 409 })).not.toBe(theirs);
     });
 
-    it('7. instanceof a subclass holds for the errors it made (spec 2.6), whose typeof is the subclass', () => {
+    it('7. instanceof a subclass holds for the errors it made (README, "Errors"), whose typeof is the subclass', () => {
         class OurNotFound extends errors.HttpError {}
         class TheirNotFound extends Boom.Boom {}
         const ourError = new OurNotFound('gone', { statusCode: 404 });
@@ -424,6 +424,26 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(Boom.notFound() instanceof TheirNotFound).toBe(false);
         expect((ourError as unknown as { typeof: unknown }).typeof).toBe(OurNotFound);
         expect(theirs.typeof).toBe(Boom.Boom);
+    });
+
+    it('7b. instanceof a subclass keeps plain JavaScript semantics for objects with its prototype on their chain', () => {
+        class OurNotFound extends errors.HttpError {}
+        class TheirNotFound extends Boom.Boom {}
+        class OurGone extends OurNotFound {}
+        // As with any class, on both sides.
+        expect(Object.create(OurNotFound.prototype) instanceof OurNotFound).toBe(
+            Object.create(TheirNotFound.prototype) instanceof TheirNotFound
+        );
+        expect(Object.create(OurGone.prototype) instanceof OurNotFound).toBe(true);
+        expect(Object.create(OurNotFound.prototype) instanceof OurGone).toBe(false);
+        expect({} instanceof OurNotFound).toBe({} instanceof TheirNotFound);
+        expect(Object.create(null) instanceof OurNotFound).toBe(false);
+        // An object made from an error of the subclass has that error on its chain: it is one too.
+        const derived = Object.create(new OurGone('gone', { statusCode: 404 }));
+        expect(derived instanceof OurGone).toBe(true);
+        expect(derived instanceof OurNotFound).toBe(true);
+        expect(Object.create(errors.notFound()) instanceof OurNotFound).toBe(false);
+        expect(Object.create(derived) instanceof errors.HttpError).toBe(true);
     });
 
     it('8. reformat() drops payload edits (spec 2.6) and keeps isServer true to the status', () => {
