@@ -54,7 +54,7 @@ export function createDirectoryHandler(
 
         const requested = String(request.params[parameter] ?? '');
         if (requested.includes('\0')) {
-            return notFound();
+            return notFound(null, {});
         }
 
         return serveFromRoots(state, request, h, settings, roots, requested, 0, undefined);
@@ -108,7 +108,7 @@ function serveFromRoots(
     }
 
     // No root at all (a path function returned []) serves nothing: a miss, as for a missing file.
-    throw lastError ?? notFound();
+    throw lastError ?? notFound(null, {});
 }
 
 /** Several roots: a miss in one means try the next (the miss is returned); any other failure is the answer. */
@@ -227,7 +227,7 @@ function serveFromRoot(
 
         // Judged on the path once `..` is resolved: `..` itself is a way out (above), not a hidden name.
         if (!settings.showHidden && isHidden(Path.relative(root, path))) {
-            throw notFound();
+            throw notFound(null, {});
         }
     }
 
