@@ -34,8 +34,8 @@ function defineHiddenProperties(error: Error, ctor: Function): void {
 }
 
 /**
- * An error object that carries an HTTP status, headers and a JSON payload a server can send (spec
- * 2.6). Errors made here are plain `Error`s (or the error given) decorated with these properties:
+ * An error object that carries an HTTP status, headers and a JSON payload a server can send (README,
+ * "Errors"). Errors made here are plain `Error`s (or the error given) decorated with these properties:
  * `instanceof HttpError` and `isHttpError()` recognise them, their prototype does not.
  */
 export interface HttpError<Data = unknown> extends Error {
@@ -297,7 +297,7 @@ function buildPayload(
 ): HttpErrorOutput['payload'] {
     const payload: HttpErrorOutput['payload'] = { statusCode, error: statusText(statusCode) };
     if (statusCode >= 500 && debug !== true) {
-        // Every 5xx shows this fixed text, message or not (spec 4.B: badImplementation's is "always").
+        // Every 5xx shows this fixed text, message or not (README, "Errors").
         payload.message = hiddenServerMessage;
     } else if (message) {
         payload.message = message;

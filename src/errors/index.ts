@@ -1,4 +1,4 @@
-/** The `errors` component: HTTP error objects a server can send as its response (spec 2.6, 4.B). */
+/** The `errors` component: HTTP error objects a server can send as its response (README, "Errors"). */
 export {
     badData,
     badGateway,

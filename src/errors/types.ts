@@ -1,7 +1,7 @@
 /** Header name to header value, as the error's response would send them. */
 export type HttpErrorHeaders = Record<string, string | string[] | number>;
 
-/** The JSON body a server sends for an `HttpError` (spec 2.6 / 7.4). */
+/** The JSON body a server sends for an `HttpError` (README, "Errors"). */
 export interface HttpErrorPayload {
     statusCode: number;
     error: string;

@@ -14,7 +14,7 @@ export type AuthAttributes = Record<string, string | number | boolean | null | u
 type PayloadAttributes = Record<string, string | number | boolean> | string;
 
 /**
- * 401 Unauthorized (spec 4.B rules 1–5). With a `scheme` the `WWW-Authenticate` header is set: an
+ * 401 Unauthorized (README, "Errors"). With a `scheme` the `WWW-Authenticate` header is set: an
  * attributes object becomes `key="value"` pairs (plus `error="message"`), an attributes string is
  * sent as it is (then no message is allowed). `scheme` may also be a list of complete challenges.
  * A challenge sent without a message marks the error `isMissing`: no credentials were sent at all,

@@ -1,4 +1,4 @@
-/** Whether and how a `content-disposition` header is sent (spec 2.7 `mode`). */
+/** Whether and how a `content-disposition` header is sent (README, "Static files"). */
 export type DispositionMode = false | 'attachment' | 'inline';
 
 // Control characters cannot appear in a header value at all.

@@ -28,7 +28,7 @@ const where = 'directory handler';
 /** The route's last path parameter selects the resource: `{p}`, `{p?}`, `{p*}` or `{p*3}`. */
 const lastParameterPattern = /\{(\w+)(?:\?|\*\d*)?\}$/;
 
-/** Builds the `directory` handler of a route (spec 2.8, 4.C). */
+/** Builds the `directory` handler of a route (README, "Static files"). */
 export function createDirectoryHandler(
     state: StaticState,
     route: RequestRoute,
@@ -48,7 +48,7 @@ export function createDirectoryHandler(
         const roots =
             typeof settings.roots === 'function' ? rootsOf(settings.roots(request), relativeTo) : settings.roots;
         if (roots instanceof Error) {
-            // Spec 7.7: an error from the path function goes to the client as it is.
+            // README, "Static files": an error from the path function goes to the client as it is.
             return roots;
         }
 
@@ -221,7 +221,7 @@ function serveFromRoot(
     const { path, plain } = joinUnder(root, requested);
     if (!plain) {
         if (!isWithin(path, root)) {
-            // Spec 7.5: a way out of the root (`..%2f`, a sibling sharing the root's name prefix) is 403.
+            // README, "Static files": a way out of the root (`..%2f`, a sibling sharing the root's name prefix) is 403.
             throw forbidden(null, { path });
         }
 

@@ -4,7 +4,7 @@ import * as Fs from 'node:fs';
 import { toPathError } from './fs.js';
 import { type FileIdentity, identityOf, isSameFile } from './same-file.js';
 
-/** How the ETag of a file is made (spec 2.7): a content hash, size and mtime, or none. */
+/** How the ETag of a file is made (README, "Static files"): a content hash, size and mtime, or none. */
 export type EtagMethod = 'hash' | 'simple' | false;
 
 /** Hashing reads the whole file; large chunks keep the number of reads (and callbacks) low. */

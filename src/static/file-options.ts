@@ -2,7 +2,7 @@ import type { DispositionMode } from './content-disposition.js';
 import type { EtagMethod } from './etag.js';
 import type { FileOptions } from './types.js';
 
-/** The file options of spec 2.7 with defaults applied and values checked once. */
+/** The file options (README, "Static files") with defaults applied and values checked once. */
 export interface FileSettings {
     confine: boolean | string;
     filename: string | null;

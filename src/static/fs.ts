@@ -1,7 +1,7 @@
 import * as Fs from 'node:fs';
 import { forbidden, type HttpError, internal, notFound } from '../errors/index.js';
 
-/** What a failed file-system call becomes: the HttpError a client receives, with `data.path` (spec 7.5, 7.6). */
+/** What a failed file-system call becomes: the HttpError a client receives, with `data.path` (README, "Static files"). */
 export interface PathErrorData {
     path: string;
     cause?: Error;

@@ -1,4 +1,4 @@
-/** The `staticFiles` hapi plugin (spec component C): `file` and `directory` handlers and `h.file()`. */
+/** The `staticFiles` hapi plugin (README, "Static files"): `file` and `directory` handlers and `h.file()`. */
 export type { ListingEntry } from './listing.js';
 export { staticFiles } from './plugin.js';
 export type {

@@ -4,7 +4,7 @@ import type { EtagMethod } from './etag.js';
 
 export type { DispositionMode, EtagMethod };
 
-/** Options of a file response (spec 2.7): `h.file(path, options)` and the `file` handler's object form. */
+/** Options of a file response (README, "Static files"): `h.file(path, options)` and the `file` handler's object form. */
 export interface FileOptions {
     /**
      * Serve relative to this directory and refuse (403) any path whose real location is outside it.
@@ -35,13 +35,13 @@ export interface FileHandlerOptions extends FileOptions {
     path: string | FilePathFunction;
 }
 
-/** The `file` route handler (spec 4.C): a path, a function returning one, or the object form. */
+/** The `file` route handler (README, "Static files"): a path, a function returning one, or the object form. */
 export type FileHandler = string | FilePathFunction | FileHandlerOptions;
 
-/** Returns the directory root(s) to serve from, or an Error to send instead (spec 7.7). */
+/** Returns the directory root(s) to serve from, or an Error to send instead (README, "Static files"). */
 export type DirectoryPathFunction = (request: Request) => string | string[] | Error;
 
-/** Options of the `directory` route handler (spec 2.8). */
+/** Options of the `directory` route handler (README, "Static files"). */
 export interface DirectoryHandlerOptions {
     /** Directory root, several roots (first hit wins) or a function returning them. */
     path: string | string[] | DirectoryPathFunction;

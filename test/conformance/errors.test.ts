@@ -346,7 +346,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect((ourError as unknown as { isBoom: boolean }).isBoom).toBe(true);
     });
 
-    it('2. no message given: error.message is empty and the payload has no message (spec 2.6)', () => {
+    it('2. no message given: error.message is empty and the payload has no message (README, "Errors")', () => {
         for (const name of clientErrors) {
             const ourError = ours[name]!() as errors.HttpError;
             const theirs = boom[name]!() as Boom.Boom;
@@ -358,7 +358,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         }
     });
 
-    it('3. every 5xx hides its message, not only 500 (spec 4.B)', () => {
+    it('3. every 5xx hides its message, not only 500 (README, "Errors")', () => {
         for (const name of serverErrors) {
             const ourError = ours[name]!('upstream said no') as errors.HttpError;
             const theirs = boom[name]!('upstream said no') as Boom.Boom;
@@ -385,7 +385,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(Boom.teapot().output.payload.error).toBe("I'm a teapot");
     });
 
-    it('5. the payload keys are always statusCode, error, message (spec 7.4)', () => {
+    it('5. the payload keys are always statusCode, error, message (README, "Errors")', () => {
         const cases = (library: Library) => [
             library.boomify(new Error('e'), { statusCode: 400, message: 'prefix' }),
             new library.Boom(new Error('e'), { statusCode: 400, message: 'prefix' }),
@@ -404,7 +404,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         }
     });
 
-    it('6. an Error passed to the constructor or a factory is decorated in place (spec 4.B), not copied', () => {
+    it('6. an Error passed to the constructor or a factory is decorated in place (README, "Errors"), not copied', () => {
         const mine = new Error('mine');
         const theirs = new Error('theirs');
         expect(errors.notFound(mine)).toBe(mine);
@@ -446,7 +446,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(Object.create(derived) instanceof errors.HttpError).toBe(true);
     });
 
-    it('8. reformat() drops payload edits (spec 2.6) and keeps isServer true to the status', () => {
+    it('8. reformat() drops payload edits (README, "Errors") and keeps isServer true to the status', () => {
         const ourError = errors.badRequest('x');
         const theirs = Boom.badRequest('x');
         for (const error of [ourError, theirs]) {
@@ -478,7 +478,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(new Boom.Boom('x', { statusCode: 600 }).output.statusCode).toBe(600);
     });
 
-    it('11. unauthorized forms only well-formed challenges, and attributes alone set the header (spec 4.B rule 5)', () => {
+    it('11. unauthorized forms only well-formed challenges, and attributes alone set the header (README, "Errors")', () => {
         expect(errors.unauthorized(null, 'Basic', {}).output.headers['WWW-Authenticate']).toBe('Basic');
         expect(Boom.unauthorized(null, 'Basic', {}).output.headers['WWW-Authenticate']).toBe('Basic ');
         expect(errors.unauthorized('m', 'Basic', {}).output.headers['WWW-Authenticate']).toBe('Basic error="m"');

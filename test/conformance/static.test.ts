@@ -176,7 +176,7 @@ const head = (url: string, headers: Record<string, string> = {}): Request => ({ 
 const lastModified = mtime.toUTCString();
 const helloTag = '"09fac8dbfd27bd9b4d23a00eb648aa751789536d"';
 
-describe('Conformance with @hapi/inert: the file handler and h.file() (spec 2.7)', () => {
+describe('Conformance with @hapi/inert: the file handler and h.file() (README, "Static files")', () => {
     it.each([
         ['a text file', 'hello.txt'],
         ['an HTML file', 'page.html'],
@@ -361,7 +361,7 @@ describe('Conformance with @hapi/inert: the file handler and h.file() (spec 2.7)
     });
 });
 
-describe('Conformance with @hapi/inert: the directory handler (spec 2.8)', () => {
+describe('Conformance with @hapi/inert: the directory handler (README, "Static files")', () => {
     const files = [
         '/hello.txt',
         '/dir/other.html',
@@ -469,7 +469,7 @@ describe('Conformance with @hapi/inert: the directory handler (spec 2.8)', () =>
         );
     });
 
-    it('h.file() in onPreResponse replaces a 404 (spec 7.8) with the page and its status', async () => {
+    it('h.file() in onPreResponse replaces a 404 (README, "Static files") with the page and its status', async () => {
         const servers = await pair({
             routes: [directoryRoute({})],
             configure: (server) =>
@@ -490,7 +490,7 @@ describe('Conformance with @hapi/inert: the directory handler (spec 2.8)', () =>
 });
 
 describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-boom.md)', () => {
-    it('1. redirectToSlash defaults to false (spec 2.8)', async () => {
+    it('1. redirectToSlash defaults to false (README, "Static files")', async () => {
         const servers = await pair({
             routes: [() => ({ method: 'GET', path: '/{p*}', handler: { directory: { path: '.' } } })]
         });

@@ -3,7 +3,7 @@ import { errors } from '../../src/index.js';
 
 type Factory = (message?: string, data?: unknown) => errors.HttpError<unknown>;
 
-// Spec 4.B: every factory with its status and exact `error` text.
+// README, "Errors": every factory with its status and exact `error` text.
 const table: [name: string, factory: Factory, statusCode: number, text: string][] = [
     ['badRequest', errors.badRequest, 400, 'Bad Request'],
     ['unauthorized', errors.unauthorized as Factory, 401, 'Unauthorized'],
