@@ -1,5 +1,3 @@
-import type { Stats } from 'node:fs';
-
 /*
  * "Is this still the same file": the one test behind every cache and check of the static plugin
  * (the ETag cache, the small-file content cache, the tag hashed while a file streams, the check

@@ -152,10 +152,10 @@ describe('a zstd twin (lookupMap { zstd: ".zst", br: ".br", gzip: ".gz" })', () 
 
 describe('the data of directory handler errors: data.path is the last path tested, no path without a lookup', () => {
     /** The `data` of the error each request ends in, from staticFiles and from @hapi/inert. */
-    async function dataOf(plugin: Hapi.Plugin<void>, options: object, url: string): Promise<unknown> {
+    async function dataOf(plugin: Hapi.Plugin<void>, options: Record<string, unknown>, url: string): Promise<unknown> {
         const server = newServer();
         await server.register(plugin);
-        server.route({ method: 'GET', path: '/{p*}', handler: { directory: options } });
+        server.route({ method: 'GET', path: '/{p*}', handler: { directory: options as never } });
         let data: unknown = 'no error';
         server.ext('onPreResponse', (request, h) => {
             const response = request.response as { isBoom?: boolean; data?: unknown };
@@ -170,7 +170,7 @@ describe('the data of directory handler errors: data.path is the last path teste
     }
 
     it('matches @hapi/inert for misses with and without a file-system lookup', async () => {
-        const cases: Array<[object, string]> = [
+        const cases: Array<[Record<string, unknown>, string]> = [
             [{ path: fixture.root }, '/.env'],
             [{ path: fixture.root }, '/a/.hidden/file.txt'],
             [{ path: () => [] }, '/hello.txt'],
@@ -179,7 +179,7 @@ describe('the data of directory handler errors: data.path is the last path teste
         ];
         for (const [options, url] of cases) {
             const ours = await dataOf(staticFiles, options, url);
-            const theirs = await dataOf(Inert as Hapi.Plugin<void>, options, url);
+            const theirs = await dataOf(Inert as unknown as Hapi.Plugin<void>, options, url);
             expect(ours, url).toEqual(theirs);
             expect(typeof ours, url).toBe('object');
         }
