@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import * as Fs from 'node:fs';
 import { toPathError } from './fs.js';
-import { type FileIdentity, identityOf, isSameFile } from './same-file.js';
+import { type FileIdentity, identityKey, identityOf, isSameFile } from './same-file.js';
 
 /** How the ETag of a file is made (README, "Static files"): a content hash, size and mtime, or none. */
 export type EtagMethod = 'hash' | 'simple' | false;
@@ -124,7 +124,16 @@ export class EtagCache {
 
 /** A file's identity for sharing one hash: the fields of same-file.ts. */
 function keyOf(path: string, stats: Stats): string {
-    return `${path}\0${stats.dev}\0${stats.ino}\0${stats.size}\0${stats.mtimeMs}\0${stats.ctimeMs}`;
+    return `${path}\0${identityKey(stats)}`;
+}
+
+/**
+ * The tag of a large file before its contents are hashed (README, "Static files"): strong, because it
+ * changes with any change of the file (same-file.ts), and honoured beside the hash afterwards. It names
+ * the inode, so servers of a distributed deployment give one file different identity tags.
+ */
+export function identityTag(stats: FileIdentity): string {
+    return identityKey(stats);
 }
 
 /** Size and modification time in hex: cheap, and stable as long as one server serves the file. */

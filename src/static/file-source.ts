@@ -20,7 +20,9 @@ export interface FileSource {
     /** Offset and length of the bytes sent, fixed by `prepare`. */
     offset: number;
     length: number;
-    /** The file is large and not hashed yet: this response goes without an etag and hashes what it sends. */
+    /** The file is large and not hashed yet: this response carries its identity tag and hashes what it sends. */
     hashWhileStreaming: boolean;
+    /** Another strong tag of the same bytes that conditions are evaluated with, beside the one sent (file.ts). */
+    alsoTag: string | null;
     etagOrigin: EtagOrigin;
 }

@@ -74,10 +74,7 @@ function describeFile(span: Span, response: ResponseObject): void {
     span.setAttribute(ATTR_FILE_SIZE, file.stats.size);
     span.setAttribute(ATTR_STATIC_ENCODING, file.encoding ?? 'identity');
     // Recorded where the ETag was obtained; a response without one (an error page with a status) has none.
-    span.setAttribute(
-        ATTR_STATIC_ETAG,
-        response.headers.etag === undefined && !source.hashWhileStreaming ? 'off' : source.etagOrigin
-    );
+    span.setAttribute(ATTR_STATIC_ETAG, response.headers.etag === undefined ? 'off' : source.etagOrigin);
     if (response.statusCode === 206) {
         const contentRange = String(response.headers['content-range']);
         // `bytes first-last/length` → `bytes=first-last`

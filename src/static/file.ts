@@ -4,6 +4,7 @@ import type { Request, ResponseObject } from '@hapi/hapi';
 import { forbidden, internal, preconditionFailed } from '../errors/index.js';
 import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
+import { identityTag } from './etag.js';
 import { FileBody } from './file-body.js';
 import { assertOption, type FileSettings } from './file-options.js';
 import type { FileSource } from './file-source.js';
@@ -66,6 +67,7 @@ export function createFileResponse(
         offset: 0,
         length: 0,
         hashWhileStreaming: false,
+        alsoTag: null,
         etagOrigin: 'off'
     };
     return request.generateResponse(source, {
@@ -141,7 +143,7 @@ function answerConditions(
     const { settings, state } = source;
     const isResource = response.statusCode === 200;
     if (isResource && hasPreconditions(request)) {
-        const outcome = evaluatePreconditions(request, etag, file.stats.mtimeMs);
+        const outcome = evaluatePreconditions(request, etag, file.stats.mtimeMs, source.alsoTag);
         if (outcome === 'precondition-failed') {
             throw preconditionFailed(null, { path: source.path });
         }
@@ -226,30 +228,54 @@ function assertRegularFile(file: FoundFile, path: string): void {
 
 /**
  * Synchronous unless a large file must be hashed first. A file up to 1 MiB not hashed yet is read
- * once, here, and the same bytes are hashed and sent. A larger one is hashed as it is streamed when
- * nothing in the request needs its tag now (the response then carries no etag), else before.
+ * once, here, and the same bytes are hashed and sent. A larger one gets its identity tag (etag.ts)
+ * at once, and the first response that sends it whole hashes the bytes as they pass; only a request
+ * holding a tag that may be a content hash waits for the hash, which alone can answer it.
  */
 function entityTag(source: FileSource, file: FoundFile, request: Request): string | null | Promise<string | null> {
     const { state, settings } = source;
+    source.alsoTag = null;
     const known = state.etags.known(settings.etagMethod, file.path, file.stats);
     if (known !== undefined) {
         source.etagOrigin =
             settings.etagMethod === 'hash' ? 'hit' : settings.etagMethod === 'simple' ? 'computed' : 'off';
-        return known;
+        return known !== null && settings.etagMethod === 'hash' ? honourIdentity(source, file, request, known) : known;
     }
 
     source.etagOrigin = 'computed';
+    if (file.stats.size > hashInMemoryLimit && !mayHoldContentHash(request)) {
+        source.hashWhileStreaming = file.fd !== null;
+        return identityTag(file.stats);
+    }
+
     if (file.contents !== null || (file.fd !== null && file.stats.size <= hashInMemoryLimit)) {
         const contents = contentsOf(state, file);
         return state.etags.tagOf(file.path, file.stats, contents);
     }
 
-    if (file.fd !== null && !needsTag(request)) {
-        source.hashWhileStreaming = true;
-        return null;
+    return state.etags
+        .tag(settings.etagMethod, file.path, file.stats)
+        .then((hash) => (hash === null ? null : honourIdentity(source, file, request, hash)));
+}
+
+/**
+ * The tag of a large file whose hash is known: the hash, or the identity tag when the request names
+ * the file's current one (a response before the hash carried it). That tag goes back (a cache updates
+ * or completes only what it stored under the tag it sent) and conditions hold with either.
+ */
+function honourIdentity(source: FileSource, file: FoundFile, request: Request, hash: string): string {
+    if (file.stats.size <= hashInMemoryLimit || !needsTag(request)) {
+        // Smaller files never went out with an identity tag, and one of a larger size names other bytes.
+        return hash;
     }
 
-    return state.etags.tag(settings.etagMethod, file.path, file.stats);
+    const identity = identityTag(file.stats);
+    if (!tagHeaders(request).includes(`"${identity}`)) {
+        return hash;
+    }
+
+    source.alsoTag = hash;
+    return identity;
 }
 
 /** Headers that can only be evaluated with the entity tag itself. */
@@ -258,6 +284,19 @@ function needsTag(request: Request): boolean {
     return (
         headers['if-match'] !== undefined || headers['if-none-match'] !== undefined || headers['if-range'] !== undefined
     );
+}
+
+/** The entity-tag headers of a request, joined: enough to look for a tag in any of them. */
+function tagHeaders(request: Request): string {
+    const headers = request.headers;
+    return `${headers['if-match'] ?? ''} ${headers['if-none-match'] ?? ''} ${headers['if-range'] ?? ''}`;
+}
+
+/** A SHA-1 tag (40 hex digits, perhaps with hapi's `-gzip` suffix) in any entity-tag header. */
+const contentHashTag = /"[0-9a-f]{40}/;
+
+function mayHoldContentHash(request: Request): boolean {
+    return needsTag(request) && contentHashTag.test(tagHeaders(request));
 }
 
 /** Reads of a small file in `prepare` that keep meeting a file written meanwhile give up after this many. */
@@ -304,7 +343,15 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
         return;
     }
 
-    const range = requestedRange(requestOf(response), source.length, etag, source.file!.stats.mtimeMs, source.path);
+    const file = source.file!;
+    const range = requestedRange(
+        requestOf(response),
+        source.length,
+        etag,
+        file.stats.mtimeMs,
+        source.path,
+        source.alsoTag
+    );
     if (range === null) {
         return;
     }

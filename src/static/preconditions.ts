@@ -31,14 +31,24 @@ function hasValidators(request: Request): boolean {
     );
 }
 
-/** RFC 9110 13.2.2: if-match, else if-unmodified-since; then if-none-match, else if-modified-since. */
-export function evaluatePreconditions(request: Request, etag: string | null, mtimeMs: number): PreconditionOutcome {
+/**
+ * RFC 9110 13.2.2: if-match, else if-unmodified-since; then if-none-match, else if-modified-since.
+ * `alsoTag` is another strong tag of the same bytes the client may hold (a large file's identity tag
+ * beside its hash, file.ts), null when there is none.
+ */
+export function evaluatePreconditions(
+    request: Request,
+    etag: string | null,
+    mtimeMs: number,
+    alsoTag: string | null = null
+): PreconditionOutcome {
     const tag = etag === null ? null : `"${etag}"`;
+    const also = alsoTag === null ? null : `"${alsoTag}"`;
     const modified = wholeSeconds(mtimeMs);
 
     const ifMatch = headerOf(request, 'if-match');
     if (ifMatch !== undefined) {
-        if (!matchesTag(ifMatch, tag, false)) {
+        if (!matchesTag(ifMatch, tag, false) && (also === null || !matchesTag(ifMatch, also, false))) {
             return 'precondition-failed';
         }
     } else {
@@ -51,18 +61,28 @@ export function evaluatePreconditions(request: Request, etag: string | null, mti
 
     const ifNoneMatch = headerOf(request, 'if-none-match');
     if (ifNoneMatch !== undefined) {
-        return matchesTag(ifNoneMatch, tag, true) ? 'not-modified' : 'send';
+        return matchesTag(ifNoneMatch, tag, true) || (also !== null && matchesTag(ifNoneMatch, also, true))
+            ? 'not-modified'
+            : 'send';
     }
 
     const ifModifiedSince = headerOf(request, 'if-modified-since');
     return ifModifiedSince !== undefined && modified <= Date.parse(ifModifiedSince) ? 'not-modified' : 'send';
 }
 
-/** `if-range` holds a strong entity tag or an HTTP date; only an exact match allows a partial response. */
-export function ifRangeMatches(ifRange: string, etag: string | null, mtimeMs: number): boolean {
+/**
+ * `if-range` holds a strong entity tag or an HTTP date; only an exact match allows a partial response.
+ * `alsoTag` as in `evaluatePreconditions`.
+ */
+export function ifRangeMatches(
+    ifRange: string,
+    etag: string | null,
+    mtimeMs: number,
+    alsoTag: string | null = null
+): boolean {
     const value = ifRange.trim();
     if (value.startsWith('"') || value.startsWith('W/')) {
-        return etag !== null && value === `"${etag}"`;
+        return (etag !== null && value === `"${etag}"`) || (alsoTag !== null && value === `"${alsoTag}"`);
     }
 
     return Date.parse(value) === wholeSeconds(mtimeMs);

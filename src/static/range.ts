@@ -20,14 +20,16 @@ export type RangeRequest = ByteRange | null | 'unsatisfiable';
  * The part of a representation of `size` bytes a GET asks for with `range`: one range to send as
  * a 206, or null for the whole of it (no range, several disjoint ranges, or an `if-range` that no
  * longer matches, meaning the client's partial copy is stale). A range that cannot be met throws
- * the 416, with the `content-range` that tells the client the size.
+ * the 416, with the `content-range` that tells the client the size. `alsoTag`: another strong tag of
+ * the same bytes `if-range` may hold (preconditions.ts).
  */
 export function requestedRange(
     request: Request,
     size: number,
     etag: string | null,
     mtimeMs: number,
-    path: string
+    path: string,
+    alsoTag: string | null = null
 ): ByteRange | null {
     const header = headerOf(request, 'range');
     if (request.method !== 'get' || header === undefined) {
@@ -35,7 +37,7 @@ export function requestedRange(
     }
 
     const ifRange = headerOf(request, 'if-range');
-    if (ifRange !== undefined && !ifRangeMatches(ifRange, etag, mtimeMs)) {
+    if (ifRange !== undefined && !ifRangeMatches(ifRange, etag, mtimeMs, alsoTag)) {
         return null;
     }
 

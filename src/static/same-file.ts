@@ -31,3 +31,12 @@ export function isSameFile(before: FileIdentity, now: FileIdentity): boolean {
         now.ctimeMs === before.ctimeMs
     );
 }
+
+/**
+ * The identity as a string, equal for two stats exactly when `isSameFile` holds (the times in hex keep
+ * their fraction). Safe in an entity tag: hex digits, `.` and `-` only.
+ */
+export function identityKey(stats: FileIdentity): string {
+    const { dev, ino, size, mtimeMs, ctimeMs } = stats;
+    return `${size.toString(16)}-${mtimeMs.toString(16)}-${ctimeMs.toString(16)}-${ino.toString(16)}-${dev.toString(16)}`;
+}

@@ -7,10 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countOpenFds, createFixture, createServer, type Fixture, settledFdCount } from './helpers.js';
 
 const sha1 = (bytes: Buffer | string) => createHash('sha1').update(bytes).digest('hex');
+/** The identity tag a file has now: size, times, inode and device (README, "Static files"). */
+const identityOf = (name: string): string => {
+    const { size, mtimeMs, ctimeMs, ino, dev } = Fs.statSync(join(fixture.root, name));
+    return `"${[size, mtimeMs, ctimeMs, ino, dev].map((n) => n.toString(16)).join('-')}"`;
+};
 /** Above the 1 MiB up to which a file not hashed yet is read whole and hashed before it is sent. */
 const large = Buffer.alloc(3 * 1024 * 1024 + 17, 'streamed bytes, hashed as they pass\n');
 const abandonedSize = 64 * 1024 * 1024;
 const medium = Buffer.alloc(512 * 1024, 'read whole, hashed, sent from memory\n');
+
+const identityFiles = ['revalidated.bin', 'resumed.bin', 'hashed.bin', 'both.bin'];
 
 let fixture: Fixture;
 let server: Hapi.Server;
@@ -18,7 +25,7 @@ let port: number;
 
 beforeAll(async () => {
     fixture = createFixture();
-    for (const name of ['first.bin', 'conditional.bin', 'ranged.bin', 'changed.bin']) {
+    for (const name of ['first.bin', 'conditional.bin', 'ranged.bin', 'changed.bin', ...identityFiles]) {
         Fs.writeFileSync(join(fixture.root, name), large);
     }
 
@@ -39,11 +46,11 @@ afterAll(async () => {
 });
 
 describe('ETag of a large file not hashed yet: computed while the first response streams it', () => {
-    it('sends the first response at once without an etag, and the next ones with the SHA-1 of what was sent', async () => {
+    it('sends the first response at once with the identity tag, and the next ones with the SHA-1 of what was sent', async () => {
         const first = await server.inject('/static/first.bin');
         expect(first.statusCode).toBe(200);
         expect(first.rawPayload.equals(large)).toBe(true);
-        expect(first.headers.etag).toBeUndefined();
+        expect(first.headers.etag).toBe(identityOf('first.bin'));
         expect(first.headers['last-modified']).toBeDefined();
 
         const second = await server.inject('/static/first.bin');
@@ -101,8 +108,9 @@ describe('ETag of a large file not hashed yet: computed while the first response
 
     it('remembers no tag from a response the client abandoned, and closes the file', async () => {
         const baseline = countOpenFds();
-        expect((await abandon('/static/aborted.bin')).etag).toBeUndefined();
-        expect((await abandon('/static/aborted.bin')).etag).toBeUndefined();
+        const identity = identityOf('aborted.bin');
+        expect((await abandon('/static/aborted.bin')).etag).toBe(identity);
+        expect((await abandon('/static/aborted.bin')).etag).toBe(identity);
         expect(await settledFdCount(baseline)).toBeLessThanOrEqual(baseline);
     });
 
@@ -110,5 +118,115 @@ describe('ETag of a large file not hashed yet: computed while the first response
         const first = await server.inject('/static/medium.bin');
         expect(first.headers.etag).toBe(`"${sha1(medium)}"`);
         expect(first.rawPayload.equals(medium)).toBe(true);
+    });
+});
+
+/** A GET over a real socket: status, headers and the whole body. */
+function request(path: string, headers: Http.OutgoingHttpHeaders = {}): Promise<Response> {
+    return new Promise((resolve, reject) => {
+        const req = Http.get({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })
+            );
+            res.on('error', reject);
+        });
+        req.on('error', reject);
+    });
+}
+
+interface Response {
+    status: number;
+    headers: Http.IncomingHttpHeaders;
+    body: Buffer;
+}
+
+/** Rewrites a file with other bytes of the same size: only its times (and so its identity) tell. */
+function change(name: string): Buffer {
+    const changed = Buffer.from(large);
+    changed.write('CHANGED', 0);
+    Fs.writeFileSync(join(fixture.root, name), changed);
+    return changed;
+}
+
+describe("the identity tag of a large file's first response: a validator honoured while the file is unchanged", () => {
+    it('answers if-none-match with it with 304 before and after the file is hashed, and 200 once the file changed', async () => {
+        const first = await request('/static/revalidated.bin');
+        const identity = identityOf('revalidated.bin');
+        expect(first.headers.etag).toBe(identity);
+        // The first request hashed what it sent: the next plain one carries the hash.
+        expect((await request('/static/revalidated.bin')).headers.etag).toBe(`"${sha1(large)}"`);
+
+        const revalidated = await request('/static/revalidated.bin', { 'if-none-match': identity });
+        expect(revalidated.status).toBe(304);
+        // The tag the client holds comes back, so its cache updates the response it stored.
+        expect(revalidated.headers.etag).toBe(identity);
+
+        const changed = change('revalidated.bin');
+        const after = await request('/static/revalidated.bin', { 'if-none-match': identity });
+        expect(after.status).toBe(200);
+        expect(after.body.equals(changed)).toBe(true);
+        // Not hashed before the first byte: the response carries the new identity, not a hash.
+        expect(after.headers.etag).toBe(identityOf('revalidated.bin'));
+        expect(after.headers.etag).not.toBe(identity);
+    });
+
+    it('answers if-none-match with it with 304 when the file was never hashed', async () => {
+        const name = 'both.bin';
+        const identity = identityOf(name);
+        const revalidated = await request(`/static/${name}`, { 'if-none-match': identity });
+        expect(revalidated.status).toBe(304);
+        expect(revalidated.headers.etag).toBe(identity);
+        const matched = await request(`/static/${name}`, { 'if-match': identity, range: 'bytes=0-9' });
+        expect(matched.status).toBe(206);
+        const failed = await request(`/static/${name}`, { 'if-match': '"0-0-0-0-0"' });
+        expect(failed.status).toBe(412);
+    });
+
+    it('resumes with 206 on if-range with it while the file is unchanged, and sends the whole new file once it changed', async () => {
+        const first = await request('/static/resumed.bin');
+        const identity = first.headers.etag as string;
+        expect(identity).toBe(identityOf('resumed.bin'));
+
+        const beforeHash = await request('/static/resumed.bin', { range: 'bytes=100-199', 'if-range': identity });
+        expect(beforeHash.status).toBe(206);
+        expect(beforeHash.body.equals(large.subarray(100, 200))).toBe(true);
+        expect(beforeHash.headers.etag).toBe(identity);
+
+        // A whole response hashes the file; the identity tag still resumes.
+        expect((await request('/static/resumed.bin')).body.equals(large)).toBe(true);
+        expect((await request('/static/resumed.bin')).headers.etag).toBe(`"${sha1(large)}"`);
+        const afterHash = await request('/static/resumed.bin', { range: 'bytes=100-199', 'if-range': identity });
+        expect(afterHash.status).toBe(206);
+        expect(afterHash.headers['content-range']).toBe(`bytes 100-199/${large.length}`);
+        expect(afterHash.headers.etag).toBe(identity);
+
+        const changed = change('resumed.bin');
+        const stale = await request('/static/resumed.bin', { range: 'bytes=100-199', 'if-range': identity });
+        expect(stale.status).toBe(200);
+        expect(stale.body.equals(changed)).toBe(true);
+        expect(stale.headers.etag).toBe(identityOf('resumed.bin'));
+    });
+
+    it('still honours the content hash once known, for if-none-match and if-range', async () => {
+        await request('/static/hashed.bin');
+        const tag = `"${sha1(large)}"`;
+        expect((await request('/static/hashed.bin')).headers.etag).toBe(tag);
+        const revalidated = await request('/static/hashed.bin', { 'if-none-match': tag });
+        expect(revalidated.status).toBe(304);
+        expect(revalidated.headers.etag).toBe(tag);
+        const resumed = await request('/static/hashed.bin', { range: 'bytes=0-9', 'if-range': tag });
+        expect(resumed.status).toBe(206);
+        expect(resumed.headers.etag).toBe(tag);
+        expect(resumed.body.equals(large.subarray(0, 10))).toBe(true);
+    });
+
+    it('leaves files up to 1 MiB as they were: their first response carries the hash, an identity-form tag is no match', async () => {
+        const first = await request('/static/medium.bin');
+        expect(first.headers.etag).toBe(`"${sha1(medium)}"`);
+        const other = await request('/static/medium.bin', { 'if-none-match': identityOf('medium.bin') });
+        expect(other.status).toBe(200);
+        expect(other.headers.etag).toBe(`"${sha1(medium)}"`);
     });
 });
