@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import * as Fs from 'node:fs';
+import fs, * as Fs from 'node:fs';
 import * as Http from 'node:http';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import type * as Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,5 +189,55 @@ describe('files rewritten every 50 ms under concurrent load', () => {
         expect(outcomes).toHaveLength(240);
         // Most responses complete: the check ends only those whose file changed under them.
         expect(complete).toBeGreaterThan(0);
+    });
+});
+
+describe('a file read whole (up to 1 MiB) written while it is read', () => {
+    /**
+     * Rewrites the file at `path` with the next of `versions` before each of the first `times` reads of
+     * any file: the read then races a writer as it would with another process, deterministically.
+     */
+    async function withWritesDuringReads<T>(path: string, versions: Buffer[], run: () => Promise<T>): Promise<T> {
+        const original = fs.readSync;
+        let next = 0;
+        (fs as unknown as { readSync: Function }).readSync = (...args: unknown[]) => {
+            if (next < versions.length) {
+                Fs.writeFileSync(path, versions[next++]!);
+            }
+
+            return (original as Function)(...args);
+        };
+        syncBuiltinESMExports();
+        try {
+            return await run();
+        } finally {
+            (fs as unknown as { readSync: Function }).readSync = original;
+            syncBuiltinESMExports();
+        }
+    }
+
+    it('is read again with its new stats: the body is the version written, under its own hash', async () => {
+        for (const [name, size] of [
+            ['small-raced.bin', 20_000],
+            ['medium-raced.bin', 600_000]
+        ] as const) {
+            const path = join(fixture.root, name);
+            Fs.writeFileSync(path, version(1, size));
+            // A longer version lands as the first read starts: the bytes announced at open are a prefix of it.
+            const longer = version(2, size + 5000);
+            const res = await withWritesDuringReads(path, [longer], () => server.inject(`/file/${name}`));
+            expect(res.statusCode, name).toBe(200);
+            expect(res.rawPayload.equals(longer), `${name}: the whole new version`).toBe(true);
+            expect(Number(res.headers['content-length']), name).toBe(longer.length);
+            expect(res.headers.etag, name).toBe(`"${sha1(longer)}"`);
+        }
+    });
+
+    it('answers 500 when it keeps changing at every read, never a mix of versions', async () => {
+        const path = join(fixture.root, 'restless.bin');
+        Fs.writeFileSync(path, version(1, 20_000));
+        const versions = [2, 3, 4, 5].map((n) => version(n, 20_000 + n * 1000));
+        const res = await withWritesDuringReads(path, versions, () => server.inject('/file/restless.bin'));
+        expect(res.statusCode).toBe(500);
     });
 });

@@ -184,4 +184,8 @@ describe('the data of directory handler errors: data.path is the last path teste
             expect(typeof ours, url).toBe('object');
         }
     });
+
+    it('carries an object without a path for a NUL byte, refused before any lookup (inert tries the path)', async () => {
+        expect(await dataOf(staticFiles, { path: fixture.root }, '/hello%00.txt')).toEqual({});
+    });
 });
