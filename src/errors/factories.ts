@@ -7,7 +7,7 @@ import {
     isHttpError
 } from './http-error.js';
 
-/** Every factory takes an optional message and optional data, as the spec's table in 4.B says. */
+/** Every factory takes an optional message and optional data (README, "Errors"). */
 export type HttpErrorFactory = <Data = null>(message?: string | Error | null, data?: Data) => HttpError<Data>;
 
 function create<Data>(

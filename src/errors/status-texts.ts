@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 
 /**
- * The `error` text of every status of the spec's table in 4.B, spelled out rather than taken from
+ * The `error` text of every 4xx and 5xx status the factories make, spelled out rather than taken from
  * Node: Node's wording differs (408 `Request Timeout`, 414 `URI Too Long`, ...) and changes between
  * releases, while clients of hapi-world services match on these exact strings.
  */
-const specTexts: Record<number, string> = {
+const errorTexts: Record<number, string> = {
     400: 'Bad Request',
     401: 'Unauthorized',
     402: 'Payment Required',
@@ -39,7 +39,7 @@ const specTexts: Record<number, string> = {
     504: 'Gateway Time-out'
 };
 
-/** The `error` text of an HTTP error status: the spec's, else Node's, else `Unknown`. */
+/** The `error` text of an HTTP error status: ours above, else Node's, else `Unknown`. */
 export function statusText(statusCode: number): string {
-    return specTexts[statusCode] ?? STATUS_CODES[statusCode] ?? 'Unknown';
+    return errorTexts[statusCode] ?? STATUS_CODES[statusCode] ?? 'Unknown';
 }

@@ -339,14 +339,14 @@ describe('Conformance with @hapi/boom: the response hapi sends for an error', ()
 });
 
 describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-boom.md)', () => {
-    it('1. the enumerable flag is isHttpError; isBoom is there too but not enumerable, for hapi', () => {
+    it('the enumerable flag is isHttpError; isBoom is there too but not enumerable, for hapi (E1)', () => {
         const ourError = errors.badRequest('x');
         expect(Object.keys(ourError)).toStrictEqual(['data', 'isHttpError', 'isServer', 'output']);
         expect(Object.keys(Boom.badRequest('x'))).toStrictEqual(['data', 'isBoom', 'isServer', 'output']);
         expect((ourError as unknown as { isBoom: boolean }).isBoom).toBe(true);
     });
 
-    it('2. no message given: error.message is empty and the payload has no message (README, "Errors")', () => {
+    it('no message given: error.message is empty and the payload has no message (README, "Errors"; E2)', () => {
         for (const name of clientErrors) {
             const ourError = ours[name]!() as errors.HttpError;
             const theirs = boom[name]!() as Boom.Boom;
@@ -358,7 +358,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         }
     });
 
-    it('3. every 5xx hides its message, not only 500 (README, "Errors")', () => {
+    it('every 5xx hides its message, not only 500 (README, "Errors"; E3)', () => {
         for (const name of serverErrors) {
             const ourError = ours[name]!('upstream said no') as errors.HttpError;
             const theirs = boom[name]!('upstream said no') as Boom.Boom;
@@ -380,12 +380,12 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(Boom.internal('m', null, 502).output.payload.message).toBe('m');
     });
 
-    it("4. teapot's error text is the spec's I'm a Teapot", () => {
+    it("the 418 error text is I'm a Teapot (E4)", () => {
         expect(errors.teapot().output.payload.error).toBe("I'm a Teapot");
         expect(Boom.teapot().output.payload.error).toBe("I'm a teapot");
     });
 
-    it('5. the payload keys are always statusCode, error, message (README, "Errors")', () => {
+    it('the payload keys are always statusCode, error, message (README, "Errors"; E5)', () => {
         const cases = (library: Library) => [
             library.boomify(new Error('e'), { statusCode: 400, message: 'prefix' }),
             new library.Boom(new Error('e'), { statusCode: 400, message: 'prefix' }),
@@ -404,7 +404,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         }
     });
 
-    it('6. an Error passed to the constructor or a factory is decorated in place (README, "Errors"), not copied', () => {
+    it('an Error passed to the constructor or a factory is decorated in place (README, "Errors"), not copied (E6)', () => {
         const mine = new Error('mine');
         const theirs = new Error('theirs');
         expect(errors.notFound(mine)).toBe(mine);
@@ -413,7 +413,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(new Boom.Boom(theirs, { statusCode: 409 })).not.toBe(theirs);
     });
 
-    it('7. instanceof a subclass holds for the errors it made (README, "Errors"), whose typeof is the subclass', () => {
+    it('instanceof a subclass holds for the errors it made (README, "Errors"), whose typeof is the subclass (E7)', () => {
         class OurNotFound extends errors.HttpError {}
         class TheirNotFound extends Boom.Boom {}
         const ourError = new OurNotFound('gone', { statusCode: 404 });
@@ -446,7 +446,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(Object.create(derived) instanceof errors.HttpError).toBe(true);
     });
 
-    it('8. reformat() drops payload edits (README, "Errors") and keeps isServer true to the status', () => {
+    it('reformat() drops payload edits (README, "Errors") and keeps isServer true to the status (E8)', () => {
         const ourError = errors.badRequest('x');
         const theirs = Boom.badRequest('x');
         for (const error of [ourError, theirs]) {
@@ -461,14 +461,14 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(theirs.isServer).toBe(false);
     });
 
-    it('9. re-decorating an HttpError with its own status keeps its headers (a 405 keeps Allow)', () => {
+    it('re-decorating an HttpError with its own status keeps its headers (a 405 keeps Allow) (E9)', () => {
         const ourError = errors.toHttpError(errors.methodNotAllowed('x', null, 'GET'), { message: 'p' });
         const theirs = Boom.boomify(Boom.methodNotAllowed('x', null, 'GET'), { message: 'p', statusCode: 405 });
         expect(ourError.output.headers).toStrictEqual({ Allow: 'GET' });
         expect(theirs.output.headers).toStrictEqual({});
     });
 
-    it('10. a message that is neither a string nor an Error, or a status outside 400-599, is a TypeError/RangeError', () => {
+    it('a message that is neither a string nor an Error, or a status outside 400-599, is a TypeError/RangeError (E10)', () => {
         expect(() => errors.badRequest(5 as unknown as string)).toThrow(TypeError);
         expect(Boom.badRequest(5 as unknown as string).message).toBe('5');
         expect(() => new errors.HttpError({} as unknown as string)).toThrow(TypeError);
@@ -478,7 +478,7 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
         expect(new Boom.Boom('x', { statusCode: 600 }).output.statusCode).toBe(600);
     });
 
-    it('11. unauthorized forms only well-formed challenges, and attributes alone set the header (README, "Errors")', () => {
+    it('unauthorized forms only well-formed challenges, and attributes alone set the header (README, "Errors"; E11)', () => {
         expect(errors.unauthorized(null, 'Basic', {}).output.headers['WWW-Authenticate']).toBe('Basic');
         expect(Boom.unauthorized(null, 'Basic', {}).output.headers['WWW-Authenticate']).toBe('Basic ');
         expect(errors.unauthorized('m', 'Basic', {}).output.headers['WWW-Authenticate']).toBe('Basic error="m"');

@@ -490,7 +490,7 @@ describe('Conformance with @hapi/inert: the directory handler (README, "Static f
 });
 
 describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-boom.md)', () => {
-    it('1. redirectToSlash defaults to false (README, "Static files")', async () => {
+    it('redirectToSlash defaults to false (README, "Static files"; S1)', async () => {
         const servers = await pair({
             routes: [() => ({ method: 'GET', path: '/{p*}', handler: { directory: { path: '.' } } })]
         });
@@ -498,7 +498,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         expect((await servers.inert.inject('/dir')).statusCode).toBe(302);
     });
 
-    it('2. confinement holds for the real path: a symlink inside the root to a file outside is 403', async () => {
+    it('confinement holds for the real path: a symlink inside the root to a file outside is 403 (S2)', async () => {
         const servers = await pair({ routes: [directoryRoute({}), fileRoute('link-outside.txt')] });
         for (const url of ['/link-outside.txt', '/file']) {
             expect((await servers.ours.inject(url)).statusCode).toBe(403);
@@ -506,7 +506,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         }
     });
 
-    it('3. content-disposition carries the file name as a quoted string', async () => {
+    it('content-disposition carries the file name as a quoted string (S3)', async () => {
         const servers = await pair({
             routes: [fileRoute({ path: 'hello.txt', mode: 'attachment', filename: 'a b"c.txt' })]
         });
@@ -518,7 +518,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         );
     });
 
-    it('4. a listing links directories with a trailing /, its parent with ../, and answers JSON on request', async () => {
+    it('a listing links directories with a trailing /, its parent with ../, and answers JSON on request (S4)', async () => {
         const servers = await pair({ routes: [directoryRoute({ listing: true })] });
         const ours = await servers.ours.inject('/listed/');
         const theirs = await servers.inert.inject('/listed/');
@@ -536,7 +536,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         expect(theirJson.headers['content-type']).toMatch(/^text\/html/);
     });
 
-    it('5. lookupCompressed negotiates by itself (variant, Vary, ETag of the variant bytes)', async () => {
+    it('lookupCompressed negotiates by itself (variant, Vary, ETag of the variant bytes) (S5)', async () => {
         const options = { path: 'large.txt', lookupCompressed: true, lookupMap: { gzip: '.gz', br: '.br' } };
         const off = await pair({ routes: [fileRoute(options)], server: { compression: false } });
         const gzip = get('/file', { 'accept-encoding': 'gzip' });
@@ -549,7 +549,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         expect((await on.ours.inject(br)).payload).toBe('pretend brotli');
         expect((await on.inert.inject(br)).payload).toBe(largeText);
 
-        // hapi's own choice (deflate, compressed on the fly) is not what the spec asks of lookupCompressed.
+        // hapi's own choice (deflate, compressed on the fly) is not what lookupCompressed promises (README, "Static files").
         const deflateFirst = get('/file', { 'accept-encoding': 'deflate, gzip;q=0.5' });
         expect((await on.ours.inject(deflateFirst)).headers['content-encoding']).toBe('gzip');
         expect((await on.inert.inject(deflateFirst)).headers['content-encoding']).toBe('deflate');
@@ -565,7 +565,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         expect(theirTag).toMatch(/-gzip"$/);
     });
 
-    it('6. preconditions follow RFC 9110: If-Match, If-Unmodified-Since, If-None-Match *, If-Range dates, HEAD', async () => {
+    it('preconditions follow RFC 9110: If-Match, If-Unmodified-Since, If-None-Match *, If-Range dates, HEAD (S6)', async () => {
         const servers = await pair({ routes: [fileRoute('large.txt')] });
         const cases: Array<[Request, number, number]> = [
             [get('/file', { 'if-match': '"stale"' }), 412, 200],
@@ -585,7 +585,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         expect((await hello.inert.inject(weak)).headers.etag).toBe(`W/${helloTag}`);
     });
 
-    it('7. a status set by the handler means the body is not the resource: no validators, 304 or 206', async () => {
+    it('a status set by the handler means the body is not the resource: no validators, 304 or 206 (S7)', async () => {
         const servers = await pair({
             routes: [() => ({ method: 'GET', path: '/page', handler: (_request, h) => h.file('hello.txt').code(404) })]
         });
@@ -599,13 +599,13 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         ]);
     });
 
-    it('8. the trailing-slash redirect keeps the query string', async () => {
+    it('the trailing-slash redirect keeps the query string (S8)', async () => {
         const servers = await pair({ routes: [directoryRoute({ redirectToSlash: true })] });
         expect((await servers.ours.inject('/dir?x=1')).headers.location).toBe('/dir/?x=1');
         expect((await servers.inert.inject('/dir?x=1')).headers.location).toBe('/dir/');
     });
 
-    it('9. an error made without a message has no payload message', async () => {
+    it('an error made without a message has no payload message (S9)', async () => {
         const servers = await pair({ routes: [fileRoute('missing.txt')] });
         expect(JSON.parse((await servers.ours.inject('/file')).payload)).toStrictEqual({
             statusCode: 404,
@@ -614,7 +614,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         expect(JSON.parse((await servers.inert.inject('/file')).payload).message).toBe('Not Found');
     });
 
-    it('10. start/end past the end of the file stop at its end, and a long suffix range is the whole slice', async () => {
+    it('start/end past the end of the file stop at its end, and a long suffix range is the whole slice (S10)', async () => {
         const past = await pair({ routes: [fileRoute({ path: 'hello.txt', start: 0, end: 1_000_000 })] });
         const ours = await past.ours.inject('/file');
         expect([ours.headers['content-length'], ours.payload]).toStrictEqual([14, 'Hello, world!\n']);
@@ -626,7 +626,7 @@ describe('Intended differences from @hapi/inert (docs/migrating-from-inert-and-b
         expect((await slice.inert.inject(suffix)).headers['content-range']).toBe('bytes -2-0/1');
     });
 
-    it('11. confine: "/" confines to the file-system root instead of refusing every path', async () => {
+    it('confine: "/" confines to the file-system root instead of refusing every path (S11)', async () => {
         const servers = await pair({ routes: [fileRoute({ path: join(root, 'hello.txt'), confine: '/' })] });
         expect((await servers.ours.inject('/file')).payload).toBe('Hello, world!\n');
         expect((await servers.inert.inject('/file')).statusCode).toBe(403);

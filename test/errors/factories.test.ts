@@ -45,7 +45,7 @@ function firstFrame(error: Error): string {
     return error.stack?.split('\n')[1] ?? '';
 }
 
-describe('4.B Error operations: every factory has its status and error text', () => {
+describe('every factory has its status and error text', () => {
     it('covers all 31 factories of the table and the errors namespace has each of them', () => {
         expect(table).toHaveLength(31);
         for (const [name, factory] of table) {
@@ -103,7 +103,7 @@ describe('4.B Error operations: every factory has its status and error text', ()
     });
 });
 
-describe('4.B Error operations: every 5xx hides its message from the end user', () => {
+describe('every 5xx hides its message from the end user', () => {
     const serverErrors = table.filter(([, , statusCode]) => statusCode >= 500);
 
     it.each(serverErrors)('%s shows the fixed text while error.message keeps the message', (_name, factory) => {
@@ -138,7 +138,7 @@ describe('4.B Error operations: every 5xx hides its message from the end user', 
     });
 });
 
-describe('4.B Error operations: methodNotAllowed sets the Allow header', () => {
+describe('methodNotAllowed sets the Allow header', () => {
     it('takes allow as a string', () => {
         const error = errors.methodNotAllowed('no', { route: '/x' }, 'GET');
         expect(error.output.headers).toStrictEqual({ Allow: 'GET' });
@@ -157,7 +157,7 @@ describe('4.B Error operations: methodNotAllowed sets the Allow header', () => {
     });
 });
 
-describe('4.B Error operations: internal(message, data, statusCode = 500)', () => {
+describe('internal(message, data, statusCode = 500)', () => {
     it('defaults to 500 with typeof internal and data', () => {
         const error = errors.internal('broken', { step: 2 });
         expect(error.output.statusCode).toBe(500);
@@ -200,7 +200,7 @@ describe('4.B Error operations: internal(message, data, statusCode = 500)', () =
     });
 });
 
-describe('4.B Error operations: a factory given an Error as message decorates it', () => {
+describe('a factory given an Error as message decorates it', () => {
     it('turns the Error into that status', () => {
         const cause = new Error('nope');
         const error = errors.forbidden(cause, { who: 'me' });

@@ -55,7 +55,7 @@ function addRoutes(server: Hapi.Server): void {
     ]);
 }
 
-describe('2.6 / 4.B interop with a real hapi server', () => {
+describe('HttpErrors answered by a real hapi server', () => {
     let server: Hapi.Server;
     const seen: { isHttpError: boolean; is404: boolean; attributes: unknown }[] = [];
 

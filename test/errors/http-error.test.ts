@@ -4,7 +4,7 @@ import { errors } from '../../src/index.js';
 
 const { HttpError, isHttpError, toHttpError } = errors;
 
-describe('2.6 Error object: properties and shape', () => {
+describe('an HttpError: its properties and shape', () => {
     it('has exactly the enumerable keys data, isHttpError, isServer, output', () => {
         const error = errors.notFound('missing', { path: '/a' });
         expect(Object.keys(error)).toStrictEqual(['data', 'isHttpError', 'isServer', 'output']);
@@ -94,7 +94,7 @@ describe('2.6 Error object: properties and shape', () => {
     });
 });
 
-describe('4.B error constructor: new HttpError(messageOrError, {statusCode, data, decorate, ctor})', () => {
+describe('new HttpError(messageOrError, {statusCode, data, decorate, ctor})', () => {
     it('defaults to 500 with data null and typeof HttpError', () => {
         const error = new HttpError('oops');
         expect(error.output.statusCode).toBe(500);
@@ -188,7 +188,7 @@ describe('4.B error constructor: new HttpError(messageOrError, {statusCode, data
     });
 });
 
-describe('4.B toHttpError(err, {statusCode, message, decorate, override})', () => {
+describe('toHttpError(err, {statusCode, message, decorate, override})', () => {
     it('decorates a plain Error in place with status 500 by default', () => {
         const err = new Error('failed');
         const error = toHttpError(err);
@@ -330,7 +330,7 @@ describe('4.B toHttpError(err, {statusCode, message, decorate, override})', () =
     });
 });
 
-describe('4.B isHttpError(err, statusCode?)', () => {
+describe('isHttpError(err, statusCode?)', () => {
     it('is true for our errors and checks the status when given', () => {
         const error = errors.notFound();
         expect(isHttpError(error)).toBe(true);

@@ -8,7 +8,7 @@ import { errors } from '../../src/index.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 
-describe('4.B Error operations: the errors namespace of the root package', () => {
+describe('the errors namespace of the root package', () => {
     it('is the errors named export of the root entry', () => {
         expect(Object.keys(root).sort()).toStrictEqual(['client', 'errors', 'staticFiles']);
         expect(typeof errors.notFound).toBe('function');

@@ -7,7 +7,7 @@ import {
 } from '../../src/errors/span-attributes.js';
 import { errors } from '../../src/index.js';
 
-describe('2.6 Error object: toSpanAttributes(err)', () => {
+describe('toSpanAttributes(err): the span attributes of an HttpError', () => {
     it('spells the two attribute names as the OpenTelemetry semantic conventions do', () => {
         expect(OUR_STATUS_CODE).toBe(ATTR_HTTP_RESPONSE_STATUS_CODE);
         expect(OUR_ERROR_TYPE).toBe(ATTR_ERROR_TYPE);

@@ -7,7 +7,7 @@ interface MyData {
     tags: string[];
 }
 
-describe('4.B Error operations: TypeScript types', () => {
+describe('the TypeScript types of the errors API', () => {
     it('types data from the factory type argument', () => {
         const data: MyData = { id: 1, tags: [] };
         expectTypeOf(errors.notFound<MyData>('x', data).data).toEqualTypeOf<MyData>();

@@ -3,7 +3,7 @@ import { errors } from '../../src/index.js';
 
 const header = (error: errors.HttpError<unknown>) => error.output.headers['WWW-Authenticate'];
 
-describe('4.B unauthorized(message, scheme, attributes)', () => {
+describe('unauthorized(message, scheme, attributes)', () => {
     describe('rule 1: without scheme and attributes', () => {
         it('has the payload {statusCode: 401, error, message} and no headers', () => {
             const error = errors.unauthorized('bad token');

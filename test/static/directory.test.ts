@@ -24,7 +24,7 @@ async function serverWithDirectory(
     return server;
 }
 
-describe('2.8 directory handler options', () => {
+describe('directory handler options (README, "Static files")', () => {
     describe('path', () => {
         it('a function returning no root at all is a 404, as a missing file', async () => {
             const server = await serverWithDirectory({ path: () => [] });

@@ -89,7 +89,7 @@ async function fileServer(options: Record<string, unknown> = {}): Promise<Hapi.S
     return server;
 }
 
-describe('7.5 and 7.6 static serving errors', () => {
+describe('static serving errors: their status and data.path', () => {
     it('a missing file is 404 with data.path', async () => {
         const server = await fileServer();
         expect(await errorOf(server, '/file/missing.txt')).toEqual({
@@ -302,7 +302,7 @@ describe('7.5 and 7.6 static serving errors', () => {
     });
 });
 
-describe('7.7 directory path function errors', () => {
+describe('errors of a directory path function', () => {
     it('an HttpError returned by the path function goes to the client unchanged', async () => {
         const server = await createServer();
         server.route({
@@ -322,7 +322,7 @@ describe('7.7 directory path function errors', () => {
     });
 });
 
-describe('7.8 replacing a 404 with a file', () => {
+describe('replacing a 404 with a file from onPreResponse', () => {
     it('h.file() in onPreResponse turns a 404 into a file sent with status 404', async () => {
         const server = await createServer({ routes: { files: { relativeTo: fixture.root } } });
         server.route({ method: 'GET', path: '/{p*}', handler: { directory: { path: '.' } } });

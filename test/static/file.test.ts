@@ -29,7 +29,7 @@ function sha1(content: string | Buffer): string {
     return createHash('sha1').update(content).digest('hex');
 }
 
-describe('4.C file handler and h.file()', () => {
+describe('the file handler and h.file()', () => {
     it('serves a path string relative to the route files.relativeTo', async () => {
         const server = await serverWithFileRoute('hello.txt');
         const res = await server.inject('/');
@@ -121,7 +121,7 @@ describe('4.C file handler and h.file()', () => {
     });
 });
 
-describe('2.7 file response options', () => {
+describe('file response options', () => {
     describe('confine', () => {
         it('true confines to files.relativeTo: a path resolving outside is 403', async () => {
             const server = await serverWithFileRoute((request) => `${request.query.f}`);
@@ -397,7 +397,7 @@ describe('2.7 file response options', () => {
     });
 });
 
-describe('1.3 response headers: content-type, last-modified, etag, content-length, accept-ranges', () => {
+describe('response headers: content-type, last-modified, etag, content-length, accept-ranges', () => {
     it('sets content-type, last-modified, etag, content-length and accept-ranges', async () => {
         const server = await serverWithFileRoute((request) => `${request.params.p}`);
         const res = await server.inject('/hello.txt');
@@ -454,7 +454,7 @@ describe('1.3 response headers: content-type, last-modified, etag, content-lengt
     });
 });
 
-describe('1.3 an empty file', () => {
+describe('an empty file', () => {
     it('announces accept-ranges and answers a Range with the whole (empty) body, not a 416', async () => {
         const server = await serverWithFileRoute('empty.txt');
         for (const headers of [{}, { range: 'bytes=0-1' }]) {
@@ -467,7 +467,7 @@ describe('1.3 an empty file', () => {
     });
 });
 
-describe('1.3 conditional requests on etag and last-modified', () => {
+describe('conditional requests on etag and last-modified', () => {
     async function tagged(): Promise<{ server: Hapi.Server; etag: string; lastModified: string }> {
         const server = await serverWithFileRoute('hello.txt');
         const res = await server.inject('/');
@@ -582,7 +582,7 @@ describe('1.3 conditional requests on etag and last-modified', () => {
     });
 });
 
-describe('1.3 range requests and HEAD', () => {
+describe('range requests and HEAD', () => {
     it('a single range is a 206 with content-range and exactly those bytes', async () => {
         const server = await serverWithFileRoute('hello.txt');
         const res = await server.inject({ url: '/', headers: { range: 'bytes=0-4' } });

@@ -21,7 +21,7 @@ afterAll(() => {
     fixture.remove();
 });
 
-describe('4.C plugin registration', () => {
+describe('plugin registration', () => {
     it('is exported from the package entry point as staticFiles, named static', () => {
         expect(tracewire.staticFiles).toBe(staticFiles);
         expect(staticFiles.name).toBe('static');
@@ -78,7 +78,7 @@ describe('4.C plugin registration', () => {
     });
 });
 
-describe('8 limits: the ETag cache', () => {
+describe('the ETag cache stays within etagsCacheMaxSize', () => {
     it('keeps at most etagsCacheMaxSize hashes, evicting the least recently used', async () => {
         const cache = new EtagCache(2);
         const files = ['a', 'b', 'c'].map((name) => {
