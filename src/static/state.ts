@@ -29,16 +29,24 @@ export class StaticState {
 
     /** An HTTP date (`last-modified`) for a modification time; formatting a Date costs more than a lookup. */
     httpDate(mtimeMs: number): string {
-        // Rounded as Node rounds `stats.mtime`, which a fraction past .9995 s carries into the next second.
-        return this.#httpDates.getOrDerive(mtimeMs, (ms) => new Date(Math.round(ms)).toUTCString());
+        return this.#httpDates.getOrDerive(mtimeMs, formatHttpDate);
     }
 
     /** The content type of a file name by its extension, with a charset for text types. */
     contentType(path: string): string {
         const extension = Path.extname(path);
-        return this.#contentTypes.getOrDerive(
-            extension,
-            () => Mime.contentType(extension || Path.basename(path)) || 'application/octet-stream'
+        // get, then set: a closure over `path` for getOrDerive would be allocated on every request.
+        return (
+            this.#contentTypes.get(extension) ??
+            this.#contentTypes.set(
+                extension,
+                Mime.contentType(extension || Path.basename(path)) || 'application/octet-stream'
+            )
         );
     }
+}
+
+/** Rounded as Node rounds `stats.mtime`, which a fraction past .9995 s carries into the next second. */
+function formatHttpDate(mtimeMs: number): string {
+    return new Date(Math.round(mtimeMs)).toUTCString();
 }
