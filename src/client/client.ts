@@ -2,10 +2,11 @@ import type { Readable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
+import { ReadForHelper } from './helper-read.js';
 import { assertDefaults, copyHeaders, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
 import { type ReadableSource, readPayload } from './read.js';
-import { type ClientContext, RequestFlow } from './request-flow.js';
+import { type ClientContext, RequestFlow, resolveResponse } from './request-flow.js';
 import type {
     Agents,
     ClientEvents,
@@ -65,7 +66,7 @@ export class Client implements ClientContext {
      * `req`, the first `ClientRequest`. Every failure rejects with an `HttpError`; nothing throws.
      */
     request(method: string | undefined = 'GET', uri: string | URL, options?: RequestOptions): RequestPromise {
-        const flow = new RequestFlow(this);
+        const flow = new RequestFlow(this, resolveResponse);
         flow.begin(method, uri, options, this.#defaults);
         const promise = flow.promise;
         promise.req = flow.firstReq;
@@ -122,7 +123,7 @@ export class Client implements ClientContext {
         uri: string | URL,
         options: RequestAndReadOptions | undefined
     ): Promise<ResponseWithPayload<T>> {
-        const flow = new RequestFlow(this, true);
+        const flow = new RequestFlow(this, new ReadForHelper(this.#defaults, options));
         flow.begin(method, uri, options, this.#defaults);
         return flow.promise as unknown as Promise<ResponseWithPayload<T>>;
     }

@@ -8,8 +8,8 @@ export const client: Client = new Client();
 
 export type { CacheControl } from './cache-control.js';
 export { Client, type ClientEmitter } from './client.js';
+export { clientRequestMarker } from './node-options.js';
 export type { ReadableSource } from './read.js';
-export { clientRequestMarker } from './request-flow.js';
 export type {
     Agents,
     BeforeRedirect,
