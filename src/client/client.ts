@@ -22,11 +22,11 @@ import type {
 export type ClientEmitter = EventEmitter<ClientEvents>;
 
 /**
- * An HTTP/HTTPS client (spec 4.A). `client` is a ready instance; `defaults()` derives new ones that
+ * An HTTP/HTTPS client (README, "Client"). `client` is a ready instance; `defaults()` derives new ones that
  * share its agents and, when enabled, its event emitter.
  */
 export class Client implements ClientContext {
-    /** The connection pools (spec 2.5); a property may be replaced by another agent. */
+    /** The connection pools (README, "Agents"); a property may be replaced by another agent. */
     readonly agents: Agents;
     /** Present only on clients made with `defaults({ events: true })` and the clients derived from them. */
     declare readonly events?: ClientEmitter;
@@ -74,7 +74,7 @@ export class Client implements ClientContext {
     }
 
     /**
-     * Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2).
+     * Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (README, "Reading").
      * Any readable stream works (a hapi request's raw body, a file, `toReadableStream()`); its
      * `headers`, when it has them, tell the content-type and content-encoding.
      */
@@ -113,7 +113,7 @@ export class Client implements ClientContext {
     }
 
     /**
-     * Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). An
+     * Request, read, then throw for a 4xx/5xx status with the response in `data` (`ResponseErrorData`). An
      * error status wins over a body that `json` cannot parse (its raw Buffer is then `data.payload`),
      * and a failed read carries the response as `data.res`. The request's flow reads the response
      * itself (helper-read.ts): one promise per call.

@@ -31,7 +31,7 @@ export class ReadForHelper implements Finisher {
 }
 
 /**
- * The end of a per-method helper (`get()`, `post()`...) once its response has been read (spec 7.1):
+ * The end of a per-method helper (`get()`, `post()`...) once its response has been read:
  * `{ res, payload }`, or for a 4xx/5xx status the error with the response in `data`. It is the
  * reader's sink, so the helper's one promise settles straight from the reader.
  */

@@ -1,5 +1,5 @@
 /**
- * The `client` component: an event-first HTTP/HTTPS client (spec 4.A). `client` is the ready
+ * The `client` component: an event-first HTTP/HTTPS client (README, "Client"). `client` is the ready
  * instance; `client.defaults()` derives configured ones.
  */
 import { Client } from './client.js';

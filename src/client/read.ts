@@ -53,7 +53,7 @@ class PromiseSink implements ReadSink {
     ) {}
 }
 
-/** Reads a response (or any readable stream) into a Buffer or parsed JSON (spec 2.2); every failure rejects, nothing throws. */
+/** Reads a response (or any readable stream) into a Buffer or parsed JSON (`ReadOptions`); every failure rejects, nothing throws. */
 export function readPayload(res: ReadableSource, options: ReadOptions | null | undefined): Promise<unknown> {
     return new Promise((resolve, reject) => {
         if (!isReadable(res)) {

@@ -1,6 +1,6 @@
 /**
  * Differential conformance of the client against @hapi/wreck, the library whose interface it takes
- * (spec section A). Every scenario runs twice on the same real loopback servers, once with each
+ * (README, "Client"). Every scenario runs twice on the same real loopback servers, once with each
  * client, and compares what the servers received (method, path, every header, body) and what the
  * caller got (the value, or the error's status, message class and data).
  *
@@ -29,7 +29,7 @@ import {
     startServers
 } from './client.harness.js';
 
-// Both clients, seen through the interface they share (spec 4.A).
+// Both clients, seen through the interface they share (README, "Client").
 // biome-ignore lint/suspicious/noExplicitAny: the two libraries' types differ in detail; scenarios use the shared surface.
 type AnyClient = any;
 
