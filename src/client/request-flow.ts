@@ -47,6 +47,7 @@ import type {
     RequestPromise,
     RequestUri
 } from './types.js';
+import { closeUnconnectedOnRelease } from './unconnected-sockets.js';
 
 /**
  * Marks the options handed to `http(s).request()` so `@opentelemetry/instrumentation-http` can skip
@@ -288,6 +289,7 @@ export class RequestFlow {
             }
 
             this.proxy = route;
+            closeUnconnectedOnRelease(nodeOptions.agent);
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
