@@ -157,19 +157,21 @@ describe('Decoding: zstd where the runtime has it', () => {
         expect(offers).toEqual([offer, offer, 'gzip', undefined]);
     });
 
-    it.runIf(hasZstd)('decodes a zstd body', async () => {
-        const { payload } = await client.get(urlOf('zstd'), { gunzip: true });
-        expect(payload).toEqual(body);
-    });
+    it(`${hasZstd ? 'decodes a zstd body' : 'rejects a zstd body with a 502 naming zstd and the runtime'} (Node.js ${process.versions.node})`, async () => {
+        if (hasZstd) {
+            const { payload } = await client.get(urlOf('zstd'), { gunzip: true });
+            expect(payload).toEqual(body);
+            return;
+        }
 
-    it.runIf(!hasZstd)('rejects a zstd body with a 502 naming zstd and the runtime', async () => {
-        const stream = Object.assign(Readable.from([Buffer.from('(zstd frames)')]), {
-            headers: { 'content-encoding': 'zstd' }
-        });
-        const err = (await client.read(stream, { gunzip: true }).catch((e) => e)) as HttpError;
+        const agent = new HttpAgent({ keepAlive: true });
+        const res = await client.request('GET', `${server.url}/?ce=zstd`, { agent });
+        const err = (await client.read(res, { gunzip: true }).catch((e) => e)) as HttpError;
         expect(err.output.statusCode).toBe(502);
         expect(err.message).toBe(
             `Response content-encoding zstd cannot be decoded: this runtime (Node.js ${process.versions.node}) has no zstd in node:zlib (Node.js 22.15 or later has it)`
         );
+        await expect.poll(() => socketCount(agent)).toBe(0);
+        agent.destroy();
     });
 });
