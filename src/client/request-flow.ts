@@ -48,7 +48,7 @@ import type {
     RequestPromise,
     RequestUri
 } from './types.js';
-import { closeUnconnectedOnRelease } from './unconnected-sockets.js';
+import { closeUnusedOnRelease } from './unused-sockets.js';
 
 /**
  * Marks the options handed to `http(s).request()` so `@opentelemetry/instrumentation-http` can skip
@@ -290,7 +290,7 @@ export class RequestFlow {
             }
 
             this.proxy = route;
-            closeUnconnectedOnRelease(nodeOptions.agent);
+            closeUnusedOnRelease(nodeOptions.agent);
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a

@@ -7,9 +7,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
 import { socketCount, startHttp, startHttps, type TestServer, timerCount } from './helpers.js';
+import { startProxy, type TestProxy } from './test-proxy.js';
 
 let server: TestServer;
 let tlsServer: TestServer;
+let proxy: TestProxy;
 let closedUrl: string;
 // The connections each server holds open: a request that ended must leave none, at either end.
 const open = new Map<Server, number>();
@@ -24,7 +26,7 @@ function countConnections(target: TestServer): void {
 }
 
 function openConnections(): number {
-    let total = 0;
+    let total = proxy.open.size;
     for (const count of open.values()) {
         total += count;
     }
@@ -63,6 +65,7 @@ beforeAll(async () => {
     tlsServer = await startHttps(handler);
     countConnections(server);
     countConnections(tlsServer);
+    proxy = await startProxy();
     const closed = await startHttp(() => {});
     closedUrl = closed.url;
     await closed.close();
@@ -72,13 +75,27 @@ beforeAll(async () => {
 afterEach(async () => {
     server.server.closeAllConnections();
     tlsServer.server.closeAllConnections();
+    for (const socket of proxy.open) {
+        socket.destroy();
+    }
     await until(() => openConnections() === 0, 'the connections left by the test to close');
 });
 
 afterAll(async () => {
     await server.close();
     await tlsServer.close();
+    await proxy.close();
 });
+
+/** A client with pools of its own, through the test proxy, trusting the test certificate. */
+function proxiedClient() {
+    const agents = {
+        http: new HttpAgent({ keepAlive: true }),
+        https: new HttpsAgent({ keepAlive: true }),
+        httpsAllowUnauthorized: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false })
+    };
+    return client.defaults({ agents, proxy: proxy.url, rejectUnauthorized: false });
+}
 
 /** Resolves once `condition` holds (checked on each turn of the event loop), or fails after a generous wait. */
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -177,6 +194,26 @@ const requestEndings: Ending[] = [
         tls: true,
         run: (agent) => {
             const promise = client.request('GET', `${tlsServer.url}/hang`, { agent });
+            promise.req!.destroy(new Error('gone'));
+            return promise;
+        }
+    },
+    {
+        title: 'req.abort() before the response, through a proxy (absolute form)',
+        status: 500,
+        message: /^Client request aborted$/,
+        run: () => {
+            const promise = proxiedClient().request('GET', `${server.url}/hang`);
+            promise.req!.abort();
+            return promise;
+        }
+    },
+    {
+        title: 'req.destroy(err), through a proxy tunnel (CONNECT, then TLS)',
+        status: 502,
+        message: /^Client request error: proxy http:\/\/127\.0\.0\.1:\d+ could not be reached: gone$/,
+        run: () => {
+            const promise = proxiedClient().request('GET', `${tlsServer.url}/hang`);
             promise.req!.destroy(new Error('gone'));
             return promise;
         }
@@ -395,4 +432,22 @@ describe('No promise can stay pending forever: every ending settles and leaves n
             });
         }
     }
+});
+
+describe('Early endings close only the sockets their request never used', () => {
+    it('a completed request leaves its connection pooled, and the next request reuses it', async () => {
+        const agent = new HttpAgent({ keepAlive: true });
+        let connections = 0;
+        const count = () => connections++;
+        server.server.on('connection', count);
+        try {
+            await client.get(`${server.url}/done`, { agent });
+            await until(() => Object.values(agent.freeSockets).flat().length === 1, 'the socket to be pooled');
+            await client.get(`${server.url}/done`, { agent });
+            expect(connections).toBe(1);
+        } finally {
+            server.server.removeListener('connection', count);
+            agent.destroy();
+        }
+    });
 });
