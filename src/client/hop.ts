@@ -10,6 +10,7 @@ import type { PayloadReplay } from './payload-replay.js';
 import { announceHop, announceRequest, type Pipeline, reportHop } from './pipeline.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError, routeThroughProxy, usesProxy, watchProxy } from './proxy.js';
 import type { Agents, EffectiveOptions, RequestUri } from './types.js';
+import { closeUnusedOnRelease } from './unused-sockets.js';
 
 /** What a hop needs from the request it belongs to (request-flow.ts), and how it hands its end back. */
 export interface HopOwner {
@@ -128,6 +129,7 @@ export class Hop {
             }
 
             this.proxy = route;
+            closeUnusedOnRelease(nodeOptions.agent);
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a

@@ -2,6 +2,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../errors/index.js';
 import { isHttpError } from '../errors/index.js';
+import { acceptEncodingOffer } from './content-decoding.js';
 import { cachedDestination, type Destination, resolveUri } from './destination.js';
 import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
 import { Hop, type HopOwner } from './hop.js';
@@ -113,8 +114,8 @@ export class RequestFlow implements HopOwner {
 
         const merged = mergeOptions(defaults, options ?? undefined);
         if (merged.gunzip && merged.headers['accept-encoding'] === undefined) {
-            // The caller will decode: say so, as @hapi/wreck does (gzip, the one coding every server has).
-            merged.headers['accept-encoding'] = 'gzip';
+            // The caller will decode: offer what read() decodes here (@hapi/wreck offers gzip alone).
+            merged.headers['accept-encoding'] = acceptEncodingOffer;
         }
 
         this.pipeline = observedPipeline(this.context.events);

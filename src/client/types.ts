@@ -116,7 +116,7 @@ export interface RetryOptions {
 
 /** Read options, accepted by `read()` and the per-method helpers. */
 export interface ReadOptions {
-    /** `true`: decode a gzip, deflate or br `content-encoding`; `'force'`: decode even without one. Default false. */
+    /** `true`: decode a gzip, deflate, br or zstd (where the runtime has it) `content-encoding`, lists included; `'force'`: decode even without one. Default false. */
     gunzip?: boolean | 'force' | null | undefined;
     /** `true`: parse JSON content types (`+json` included); `'strict'`: 406 for other types; `'force'`: always parse. */
     json?: boolean | 'strict' | 'force' | null | undefined;
