@@ -13,6 +13,7 @@ import {
     readTimeout
 } from './errors.js';
 import { checkOptions, withoutUnset } from './options.js';
+import { declaredLength, ProgressCounter } from './progress.js';
 import type { ReadOptions, WithoutNull } from './types.js';
 
 // The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
@@ -132,6 +133,8 @@ class PayloadReader {
     private readonly timer: NodeJS.Timeout | undefined;
     private readonly decoder: Transform | undefined;
     private readonly maxBytes: number;
+    // With `onDownloadProgress`: the body's bytes as received, counted before any decoding.
+    private readonly progress: ProgressCounter | undefined;
 
     constructor(
         private readonly res: ReadableSource,
@@ -168,6 +171,13 @@ class PayloadReader {
             res.pipe(this.decoder);
         }
 
+        const onProgress = options.onDownloadProgress;
+        if (onProgress !== undefined) {
+            const total = declaredLength(headersOf(res)['content-length']);
+            this.progress = new ProgressCounter(onProgress, 'onDownloadProgress', total, (err) => this.fail(err));
+            res.on('data', onWireData);
+        }
+
         source.on('data', onData);
         source.on('end', onEnd);
         if (options.timeout) {
@@ -195,7 +205,16 @@ class PayloadReader {
         this.chunks.push(chunk);
     }
 
+    /** Bytes of the body as received, for `onDownloadProgress`. */
+    received(chunk: Buffer | string): void {
+        this.progress!.add(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+    }
+
     end(): void {
+        if (this.progress !== undefined && !this.progress.finish()) {
+            return;
+        }
+
         const payload = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
         const json = this.options.json;
         if (!json) {
@@ -283,6 +302,7 @@ class PayloadReader {
         const res = this.res;
         res.removeListener('error', onSourceError);
         res.removeListener('close', onResponseClose);
+        res.removeListener('data', onWireData);
         const source: Readable = this.decoder ?? res;
         source.removeListener('data', onData);
         source.removeListener('end', onEnd);
@@ -295,6 +315,10 @@ class PayloadReader {
 
 function onData(this: ReaderStream, chunk: Buffer): void {
     this[readerOf]!.push(chunk);
+}
+
+function onWireData(this: ReaderStream, chunk: Buffer | string): void {
+    this[readerOf]!.received(chunk);
 }
 
 function onEnd(this: ReaderStream): void {

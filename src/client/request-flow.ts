@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../errors/index.js';
 import { isHttpError } from '../errors/index.js';
+import { type PipelineEmitter, withChannels } from './channels.js';
 import { cachedDestination, type Destination, destinationOf, resolveUri } from './destination.js';
 import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
 import { HelperRead } from './helper-read.js';
@@ -19,6 +20,7 @@ import {
 } from './options.js';
 import { isStream, preparePayload } from './payload.js';
 import { PayloadReplay, streamReplayLimit } from './payload-replay.js';
+import { trackUpload } from './progress.js';
 import {
     type ProxyRoute,
     proxyConflict,
@@ -102,8 +104,9 @@ export class RequestFlow {
     // The current hop.
     private req: ClientRequest | undefined;
     private destination!: Destination;
-    // The emitter this request reports to: the client's, when it had pipeline listeners as the request began.
-    private events: EventEmitter<ClientEvents> | undefined;
+    // What this request reports to: the client's emitter, when it had pipeline listeners as the
+    // request began, and the diagnostics channels, when they had subscribers (channels.ts).
+    private events: PipelineEmitter | undefined;
     // The hop's URL as the listeners see it; only with events.
     private uri: RequestUri | undefined;
     private method = '';
@@ -170,7 +173,7 @@ export class RequestFlow {
             merged.headers['accept-encoding'] = 'gzip';
         }
 
-        this.events = observedEmitter(this.context.events);
+        this.events = withChannels(observedEmitter(this.context.events));
         const target =
             typeof uri === 'string'
                 ? cachedDestination(uri, merged.baseUrl ?? socketBaseFor(uri, merged.socketPath))
@@ -321,9 +324,13 @@ export class RequestFlow {
             }
         }
 
+        const upload =
+            options.onUploadProgress === undefined ? undefined : trackUpload(req, options.onUploadProgress, this);
         if (isStream(payload)) {
             // Not a byte is read before the connection exists: a request that cannot connect leaves the stream whole.
             whenConnected(req, sendStreamPayload);
+        } else if (upload !== undefined) {
+            upload.send(payload);
         } else {
             req.end(payload);
         }
@@ -346,6 +353,15 @@ export class RequestFlow {
                 : 0;
         this.replay = new PayloadReplay(payload, limit, (err) => this.payloadFailed(err));
         return this.replay;
+    }
+
+    /** The caller's `onUploadProgress` threw: the request fails with that error. */
+    uploadFailed(req: ClientRequest, err: HttpError): void {
+        if (this.isCurrent(req)) {
+            this.failHop(err);
+        } else {
+            this.fail(err);
+        }
     }
 
     /** The hop's request is connected: send the stream payload into it. */
