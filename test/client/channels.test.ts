@@ -73,7 +73,7 @@ describe('diagnostics channels', () => {
         const res = await promise;
         res.resume();
         expect(seen.map((event) => event.name)).toEqual(['preRequest', 'request', 'response']);
-        const [pre, request, response] = seen as [
+        const [pre, request, response] = seen as unknown as [
             { message: PreRequestMessage },
             { message: RequestMessage },
             { message: ResponseMessage }
@@ -129,7 +129,7 @@ describe('diagnostics channels', () => {
             'event response',
             'channel response'
         ]);
-        const [pre, request, response] = seen as [
+        const [pre, request, response] = seen as unknown as [
             { message: PreRequestMessage },
             { message: RequestMessage },
             { message: ResponseMessage }
