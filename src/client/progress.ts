@@ -134,11 +134,8 @@ export class Upload {
     private readonly writeSlices = (): void => {
         const { req, body } = this;
         if (body !== undefined) {
+            // A request destroyed meanwhile emits no 'drain': the loop stops at its first refused write.
             while (this.offset < body.length) {
-                if (req.destroyed) {
-                    return;
-                }
-
                 const slice = body.subarray(this.offset, this.offset + sliceSize);
                 this.offset += slice.length;
                 if (!req.write(slice)) {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type TransferProgress } from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
-import { body, startHttp, type TestServer } from './helpers.js';
+import { body, settle, startHttp, type TestServer } from './helpers.js';
 
 // Bytes with no pattern a transfer could shortcut: a SHA-256 chain.
 function bytes(size: number, seed = 'tracewire'): Buffer {
@@ -221,6 +221,21 @@ describe('onUploadProgress', () => {
         expect(calls.every((call) => call.total === undefined && call.percent === undefined)).toBe(true);
     });
 
+    it('counts what else is written to the request, a string with its callback included', async () => {
+        const { calls, onProgress } = recorder();
+        const payload = new PassThrough();
+        const promise = client.request('POST', `${base}/upload`, { payload, onUploadProgress: onProgress });
+        const written = await new Promise<Error | null | undefined>((resolve) => {
+            promise.req!.write('é', 'utf8', resolve);
+        });
+        expect(written).toBeFalsy();
+        promise.req!.write('ab', (err?: Error | null) => expect(err).toBeFalsy());
+        payload.end(Buffer.from('xyz'));
+        const res = await promise;
+        expect(JSON.parse(String(await client.read(res)))).toMatchObject({ bytes: 7 });
+        expectSteadyTo(calls, 7);
+    });
+
     it('takes the total of a stream payload from the content-length given for it', async () => {
         const { calls, onProgress } = recorder();
         await client.post(`${base}/upload`, {
@@ -250,6 +265,26 @@ describe('onUploadProgress', () => {
         expect(restart).toBeGreaterThan(0);
         expectSteadyTo(calls.slice(0, restart), large.length);
         expectSteadyTo(calls.slice(restart), large.length);
+    });
+
+    it('stops at an abort mid-upload: no call claims the whole body, nothing hangs', async () => {
+        const { calls, onProgress } = recorder();
+        const controller = new AbortController();
+        const aborting = client.post(`${base}/upload`, {
+            payload: large,
+            signal: controller.signal,
+            onUploadProgress: (progress) => {
+                onProgress(progress);
+                controller.abort();
+            }
+        });
+        await expect(aborting).rejects.toMatchObject({
+            output: { statusCode: 500 },
+            message: 'Client request aborted'
+        });
+        await settle();
+        expect(calls.length).toBeGreaterThan(0);
+        expect(calls.at(-1)!.transferred).toBeLessThan(large.length);
     });
 
     it('fails the request with a 500 naming the callback when it throws, and calls it no more', async () => {
