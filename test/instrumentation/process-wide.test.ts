@@ -271,6 +271,22 @@ describe('TracewireInstrumentation', () => {
         expect(ownExporter.getFinishedSpans()).toHaveLength(1);
     });
 
+    it('ignores messages it cannot read that something else publishes on the channels', async () => {
+        const unregister = register();
+        try {
+            for (const name of Object.values(CLIENT_CHANNELS)) {
+                channel(name).publish(undefined);
+                channel(name).publish({});
+            }
+
+            await client.get(`${server.url}/`);
+        } finally {
+            unregister();
+        }
+
+        expect(otel.spans()).toHaveLength(1);
+    });
+
     it('records the optional metrics when asked', async () => {
         const unregister = register(new TracewireInstrumentation({ optionalMetrics: true }));
         try {
