@@ -4,7 +4,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { type Instrumentation, registerInstrumentations } from '@opentelemetry/instrumentation';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+    BasicTracerProvider,
+    InMemorySpanExporter,
+    type ReadableSpan,
+    SimpleSpanProcessor
+} from '@opentelemetry/sdk-trace-base';
 import {
     ATTR_ERROR_TYPE,
     ATTR_HTTP_REQUEST_METHOD,
@@ -64,6 +69,17 @@ afterAll(async () => {
     await otel.shutdown();
 });
 
+/** What a span says, without its ids and times. */
+function describeSpan(span: ReadableSpan) {
+    return {
+        name: span.name,
+        kind: span.kind,
+        attributes: span.attributes,
+        status: span.status,
+        events: span.events.map((event) => event.name)
+    };
+}
+
 function hasSubscribers(): boolean {
     return Object.values(CLIENT_CHANNELS).some((name) => channel(name).hasSubscribers);
 }
@@ -116,6 +132,33 @@ describe('TracewireInstrumentation', () => {
         const counted = points.reduce((sum, point) => sum + point.count, 0);
         expect(counted).toBeGreaterThanOrEqual(6);
         expect(points.some((point) => point.attributes[ATTR_HTTP_REQUEST_METHOD] === 'POST')).toBe(true);
+    });
+
+    it('gives a hop exactly what instrumentClient() gives an events client', async () => {
+        const calls = async (target: typeof client) => {
+            await target.get(`${server.url}/moved`, { redirects: 1, route: '/moved' });
+            await target.post(`${server.url}/`, { payload: { a: 1 } });
+            await target.get(`${server.url}/missing-route-is-fine`).catch(() => {});
+        };
+        const config = { ...providers, optionalMetrics: true, headersToSpanAttributes: { response: ['content-type'] } };
+        const own = instrumentClient(eventsClient, config);
+        try {
+            await calls(eventsClient);
+        } finally {
+            own.disable();
+        }
+
+        const byClient = otel.spans().map(describeSpan);
+        otel.reset();
+        const unregister = register(new TracewireInstrumentation(config));
+        try {
+            await calls(client);
+        } finally {
+            unregister();
+        }
+
+        expect(otel.spans().map(describeSpan)).toEqual(byClient);
+        expect(byClient).toHaveLength(4);
     });
 
     it('parents each hop on the caller span and propagates its context to the server', async () => {
@@ -290,10 +333,12 @@ describe('TracewireInstrumentation', () => {
     it('records the optional metrics when asked', async () => {
         const unregister = register(new TracewireInstrumentation({ optionalMetrics: true }));
         try {
-            await client.post(`${server.url}/`, { payload: 'twelve bytes' });
+            await client.post(`${server.url}/`, { payload: 'twelve bytes', route: '/twelve' });
             // The pools it observes are those it met on requests: the root client's here.
             const metrics = await otel.metrics();
-            expect(metrics.get('http.client.request.body.size')?.points[0]?.value).toMatchObject({ sum: 12 });
+            const sizes = metrics.get('http.client.request.body.size')?.points ?? [];
+            const twelve = sizes.find((point) => point.attributes['url.template'] === '/twelve');
+            expect(twelve?.value).toMatchObject({ count: 1, sum: 12 });
             expect(metrics.get('http.client.open_connections')?.points.length).toBeGreaterThan(0);
         } finally {
             unregister();
