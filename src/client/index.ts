@@ -1,5 +1,5 @@
 /**
- * The `client` component: an event-first HTTP/HTTPS client (spec 4.A). `client` is the ready
+ * The `client` component: an event-first HTTP/HTTPS client (README, "Client"). `client` is the ready
  * instance; `client.defaults()` derives configured ones.
  */
 import { Client } from './client.js';
@@ -14,8 +14,8 @@ export {
     type ResponseMessage
 } from './channels.js';
 export { Client, type ClientEmitter } from './client.js';
+export { clientRequestMarker } from './node-options.js';
 export type { ReadableSource } from './read.js';
-export { clientRequestMarker } from './request-flow.js';
 export type {
     Agents,
     BeforeRedirect,
