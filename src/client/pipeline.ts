@@ -19,16 +19,12 @@ export type Pipeline = PipelineEmitter;
  * of one (a `response` without its `preRequest`).
  */
 export function observedPipeline(events: EventEmitter<ClientEvents> | undefined): Pipeline | undefined {
-    if (
-        events === undefined ||
-        (events.listenerCount('preRequest') === 0 &&
-            events.listenerCount('request') === 0 &&
-            events.listenerCount('response') === 0)
-    ) {
-        return withChannels(undefined);
-    }
-
-    return withChannels(events);
+    const listened =
+        events !== undefined &&
+        (events.listenerCount('preRequest') > 0 ||
+            events.listenerCount('request') > 0 ||
+            events.listenerCount('response') > 0);
+    return withChannels(listened ? events : undefined);
 }
 
 /** `preRequest`: listeners may change the uri and the options; a throwing listener throws here. */
