@@ -1,6 +1,8 @@
 // `npm start`: a hapi server with the static-file plugin and the tracing plugin on a free loopback
 // port, an instrumented client making a few requests against it, then every trace printed as a
 // tree (client span → server span) and the metrics summarised. No outside service.
+// The last request is made by the root `client`, traced by the process-wide TracewireInstrumentation,
+// and draws a progress bar for its download.
 // `npm start -- --optional-metrics` (or TRACEWIRE_OPTIONAL_METRICS=1) adds the optional metrics:
 // body sizes, active requests and the client's open connections.
 import { Readable } from 'node:stream';
@@ -9,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Hapi from '@hapi/hapi';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { client, errors, staticFiles } from 'tracewire';
-import { instrumentClient, tracing, withRequestContext } from 'tracewire/instrumentation';
+import { instrumentClient, TracewireInstrumentation, tracing, withRequestContext } from 'tracewire/instrumentation';
 import { printMetrics, printTraces } from './report.js';
 import { startTelemetry } from './telemetry.js';
 
@@ -17,6 +19,9 @@ const optionalMetrics = process.argv.includes('--optional-metrics') || process.e
 
 // The SDK comes first: the instrumentation picks up the global providers when it is set up.
 const telemetry = startTelemetry();
+// Every other tracewire client of the process (the root `client` below) is traced by this one line;
+// `api` keeps its own instrumentClient(), which then has its hops to itself.
+const processWide = new TracewireInstrumentation();
 
 const server = Hapi.server({ host: '127.0.0.1', port: 0 });
 await server.register([staticFiles, { plugin: tracing, options: { optionalMetrics } }]);
@@ -49,6 +54,17 @@ server.route([
             h.response(
                 Readable.from(trickle(['id,name\n', '1,ada\n', '2,grace\n', '3,edsger\n'], 100), { objectMode: false })
             )
+    },
+    {
+        method: 'GET',
+        path: '/api/archive',
+        // 1 MiB with its content-length, in 8 pieces over about 150 ms: something to show a progress bar for.
+        handler: (_request, h) => {
+            const pieces = Array.from({ length: 8 }, () => Buffer.alloc(128 * 1024, 'tracewire '));
+            return h
+                .response(Readable.from(trickle(pieces, 20), { objectMode: false }))
+                .header('content-length', String(1024 * 1024));
+        }
     },
     {
         method: 'GET',
@@ -115,11 +131,22 @@ for (const [what, path, options] of requests) {
     });
 }
 
+// The root client, traced by the process-wide instrumentation, with a progress bar for its download.
+await tracer.startActiveSpan('demo: a download with a progress bar', async (step) => {
+    const { payload } = await client.get(`${server.info.uri}/api/archive`, {
+        route: '/api/archive',
+        onDownloadProgress: progressBar()
+    });
+    console.log(`${'a download with progress'.padEnd(26)} GET /api/archive → ${payload.length} bytes`);
+    step.end();
+});
+
 // Read while the client's kept-alive connections are still open, so the pool gauge has something to show.
 const resourceMetrics = await telemetry.collectMetrics();
 // Stopping waits for the requests in flight, so every server span has ended.
 await server.stop();
 instrumentation.disable();
+processWide.disable();
 
 printTraces(telemetry.finishedSpans());
 printMetrics(resourceMetrics);
@@ -130,6 +157,29 @@ if (!optionalMetrics) {
 await telemetry.shutdown();
 if (telemetry.endpoint) {
     console.log(`\nexported the traces and metrics to ${telemetry.endpoint} over OTLP/HTTP`);
+}
+
+/**
+ * An `onDownloadProgress` callback drawing a bar: redrawn in place on a terminal, one line per
+ * quarter of the way otherwise (a log, a test).
+ */
+function progressBar(width = 24) {
+    let shown = -1;
+    return ({ transferred, total, percent }) => {
+        const filled = Math.round(((percent ?? 0) / 100) * width);
+        const size = total === undefined ? `${kib(transferred)} KiB` : `${kib(transferred)} of ${kib(total)} KiB`;
+        const line = `  [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(percent ?? 0).toFixed(0).padStart(3)}%  ${size}`;
+        if (process.stdout.isTTY) {
+            process.stdout.write(`\r${line}${percent === 100 ? '\n' : ''}`);
+        } else if (Math.floor((percent ?? 0) / 25) > shown) {
+            shown = Math.floor((percent ?? 0) / 25);
+            console.log(line);
+        }
+    };
+}
+
+function kib(bytes) {
+    return (bytes / 1024).toFixed(0);
 }
 
 /** A stream yielding `chunks` one every `interval` ms. */

@@ -122,10 +122,10 @@ const instrumented = new WeakSet<object>();
 // the instrumentation's per-hop work in the profile of an instrumented client.
 const responseHopKey = Symbol('tracewire.responseHop');
 type TracedResponse = IncomingMessage & { [responseHopKey]?: HopRecord | undefined };
-// The same for the hop a uri belongs to, from `preRequest` to `response`. A uri is emitted on one
-// client's emitter, which has one instrumentation, and the record names its owner.
+// The same for the hop a uri belongs to, from `preRequest` to `response`; null for a hop claimed
+// but not recorded (ignored, or tracing suppressed). The record names its owner.
 const uriHopKey = Symbol('tracewire.uriHop');
-type TracedUri = HopUri & { [uriHopKey]?: HopRecord | undefined };
+type TracedUri = HopUri & { [uriHopKey]?: HopRecord | null | undefined };
 
 /**
  * Subscribes to the event pipeline of a client made with `defaults({ events: true })`: one CLIENT
@@ -210,6 +210,13 @@ class EventInstrumentation {
     readonly onPreRequest = (uri: HopUri, options: HopOptions): void => {
         this.pending = undefined;
         try {
+            // One instrumentation per hop: the client's own (it hears the hop first), else the
+            // process-wide one (tracewire-instrumentation.ts). The claim holds even for a hop it ignores.
+            if ((uri as TracedUri)[uriHopKey] !== undefined) {
+                return;
+            }
+
+            (uri as TracedUri)[uriHopKey] = null;
             this.startHop(uri, options ?? {});
         } catch (err) {
             reportError('preRequest listener', err);
@@ -244,8 +251,9 @@ class EventInstrumentation {
     readonly onResponse = (err: Error | undefined, details: ResponseDetails): void => {
         const uri = details?.uri as TracedUri | undefined;
         const hop = uri === undefined ? undefined : uri[uriHopKey];
-        // A record of another instrumentation: one disabled on this emitter while the hop was in flight.
-        if (hop === undefined || hop.owner !== this) {
+        // A hop no instrumentation records, or one of another instrumentation: that of the client
+        // when this one is process-wide, or one disabled while the hop was in flight.
+        if (hop === undefined || hop === null || hop.owner !== this) {
             return;
         }
 

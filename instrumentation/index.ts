@@ -1,6 +1,7 @@
 /**
  * `tracewire/instrumentation`: OpenTelemetry spans and metrics built on the client's event pipeline
- * (`instrumentClient`), a hapi plugin for server spans (`tracing`), the helper that keeps
+ * (`instrumentClient` for one client, `TracewireInstrumentation` for every client of the process
+ * through the client's diagnostics channels), a hapi plugin for server spans (`tracing`), the helper that keeps
  * `@opentelemetry/instrumentation-http` from tracing tracewire requests a second time, and the
  * names of the attributes the static plugin puts on server spans.
  */
@@ -25,3 +26,8 @@ export {
     tracing,
     withRequestContext
 } from './server.js';
+export {
+    INSTRUMENTATION_VERSION,
+    TracewireInstrumentation,
+    type TracewireInstrumentationConfig
+} from './tracewire-instrumentation.js';

@@ -8,6 +8,7 @@ import { toNodeOptions } from './node-options.js';
 import { isStream, type PreparedPayload, preparePayload } from './payload.js';
 import type { PayloadReplay } from './payload-replay.js';
 import { announceHop, announceRequest, type Pipeline, reportHop } from './pipeline.js';
+import { trackUpload, type UploadOwner } from './progress.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError, routeThroughProxy, usesProxy, watchProxy } from './proxy.js';
 import type { Agents, EffectiveOptions, RequestUri } from './types.js';
 import { closeUnusedOnRelease } from './unused-sockets.js';
@@ -42,7 +43,7 @@ type HopRequest = ClientRequest & { [hopOf]: Hop };
  * pipeline (`preRequest` -> `request` -> `response`), owns its ClientRequest, destination and proxy
  * route, sends its payload, and ends exactly once, through `end()`, whatever happens first.
  */
-export class Hop {
+export class Hop implements UploadOwner {
     /** The method as sent (a `preRequest` listener may change it). */
     method: string;
     /** Undefined until the request exists; stays so when it could not be created. */
@@ -156,11 +157,24 @@ export class Hop {
             }
         }
 
+        const upload =
+            options.onUploadProgress === undefined ? undefined : trackUpload(req, options.onUploadProgress, this);
         if (isStream(payload)) {
             // Not a byte is read before the connection exists: a request that cannot connect leaves the stream whole.
             whenConnected(req, sendStreamPayload);
+        } else if (upload !== undefined) {
+            upload.send(payload);
         } else {
             req.end(payload);
+        }
+    }
+
+    /** The caller's `onUploadProgress` threw: the hop fails with that error, or the request when the hop is over. */
+    uploadFailed(_req: ClientRequest, err: HttpError): void {
+        if (this.ended) {
+            this.owner.fail(err);
+        } else {
+            this.end(err, undefined);
         }
     }
 

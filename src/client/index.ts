@@ -7,6 +7,12 @@ import { Client } from './client.js';
 export const client: Client = new Client();
 
 export type { CacheControl } from './cache-control.js';
+export {
+    CLIENT_CHANNELS,
+    type PreRequestMessage,
+    type RequestMessage,
+    type ResponseMessage
+} from './channels.js';
 export { Client, type ClientEmitter } from './client.js';
 export { clientRequestMarker } from './node-options.js';
 export type { ReadableSource } from './read.js';
@@ -18,6 +24,7 @@ export type {
     EffectiveOptions,
     OutgoingHeaders,
     Payload,
+    ProgressCallback,
     ReadOptions,
     Redirected,
     RequestAndReadOptions,
@@ -27,5 +34,6 @@ export type {
     ResponseDetails,
     ResponseErrorData,
     ResponseWithPayload,
-    RetryOptions
+    RetryOptions,
+    TransferProgress
 } from './types.js';

@@ -56,6 +56,8 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return typeof value === 'string' ? undefined : `must be a string, got ${typeof value}`;
         case 'beforeRedirect':
         case 'lookup':
+        case 'onDownloadProgress':
+        case 'onUploadProgress':
         case 'redirected':
             return typeof value === 'function' ? undefined : `must be a function, got ${typeof value}`;
         case 'agent':

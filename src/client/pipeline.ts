@@ -1,32 +1,30 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../errors/index.js';
+import { type PipelineEmitter, withChannels } from './channels.js';
 import { clientFailure } from './errors.js';
 import type { ClientEvents, EffectiveOptions, RequestUri } from './types.js';
 
 /**
  * The one place a hop reports itself: `preRequest` -> `request` -> `response` (README, "The event
- * pipeline"). Whatever else comes to observe hops joins here, beside the emitter.
+ * pipeline"): the client's emitter, or the publisher that also feeds the diagnostics channels.
  */
-export type Pipeline = EventEmitter<ClientEvents>;
+export type Pipeline = PipelineEmitter;
 
 /**
  * The pipeline a new request reports to. An emitter without a pipeline listener counts as none, so
- * `events: true` costs nothing until something subscribes. The choice holds for the whole request:
+ * `events: true` costs nothing until something subscribes; the diagnostics channels join it while
+ * they have subscribers (channels.ts). The choice holds for the whole request:
  * a listener added while a request is under way sees the requests that start after it, never half
  * of one (a `response` without its `preRequest`).
  */
 export function observedPipeline(events: EventEmitter<ClientEvents> | undefined): Pipeline | undefined {
-    if (
-        events === undefined ||
-        (events.listenerCount('preRequest') === 0 &&
-            events.listenerCount('request') === 0 &&
-            events.listenerCount('response') === 0)
-    ) {
-        return undefined;
-    }
-
-    return events;
+    const listened =
+        events !== undefined &&
+        (events.listenerCount('preRequest') > 0 ||
+            events.listenerCount('request') > 0 ||
+            events.listenerCount('response') > 0);
+    return withChannels(listened ? events : undefined);
 }
 
 /** `preRequest`: listeners may change the uri and the options; a throwing listener throws here. */

@@ -13,6 +13,7 @@ import {
     readTimeout
 } from './errors.js';
 import { checkOptions, withoutUnset } from './options.js';
+import { declaredLength, ProgressCounter } from './progress.js';
 import type { ReadOptions, WithoutNull } from './types.js';
 
 // The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
@@ -116,6 +117,8 @@ class PayloadReader {
     // The decoders the body goes through, in order; none when it is read as it is.
     private readonly decoders: Transform[] = [];
     private readonly maxBytes: number;
+    // With `onDownloadProgress`: the body's bytes as received, counted before any decoding.
+    private readonly progress: ProgressCounter | undefined;
 
     constructor(
         private readonly res: ReadableSource,
@@ -154,6 +157,13 @@ class PayloadReader {
             source = source.pipe(decoder);
         }
 
+        const onProgress = options.onDownloadProgress;
+        if (onProgress !== undefined) {
+            const total = declaredLength(headersOf(res)['content-length']);
+            this.progress = new ProgressCounter(onProgress, 'onDownloadProgress', total, (err) => this.fail(err));
+            res.on('data', onWireData);
+        }
+
         source.on('data', onData);
         source.on('end', onEnd);
         if (options.timeout) {
@@ -181,7 +191,16 @@ class PayloadReader {
         this.chunks.push(chunk);
     }
 
+    /** Bytes of the body as received, for `onDownloadProgress`. */
+    received(chunk: Buffer | string): void {
+        this.progress!.add(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+    }
+
     end(): void {
+        if (this.progress !== undefined && !this.progress.finish()) {
+            return;
+        }
+
         const payload = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
         const json = this.options.json;
         if (!json) {
@@ -272,6 +291,7 @@ class PayloadReader {
         const res = this.res;
         res.removeListener('error', onSourceError);
         res.removeListener('close', onResponseClose);
+        res.removeListener('data', onWireData);
         const decoders = this.decoders;
         const source: Readable = decoders.at(-1) ?? res;
         source.removeListener('data', onData);
@@ -287,6 +307,10 @@ class PayloadReader {
 
 function onData(this: ReaderStream, chunk: Buffer): void {
     this[readerOf]!.push(chunk);
+}
+
+function onWireData(this: ReaderStream, chunk: Buffer | string): void {
+    this[readerOf]!.received(chunk);
 }
 
 function onEnd(this: ReaderStream): void {

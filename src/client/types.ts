@@ -83,7 +83,26 @@ export interface RequestOptions {
      * events (for tracing and metrics); it does not change the request.
      */
     route?: string | null | undefined;
+    /**
+     * Called as the request body goes out (README "Progress"). Each hop (redirect, retry) sends the
+     * body again, and its progress starts again from 0.
+     */
+    onUploadProgress?: ProgressCallback | null | undefined;
 }
+
+/**
+ * A transfer's progress: `transferred` body bytes so far (as on the wire: compressed when the body
+ * is), `total` when known (`content-length`, or a string or Buffer payload's length), and
+ * `percent` (0 to 100) when `total` is known.
+ */
+export interface TransferProgress {
+    transferred: number;
+    total: number | undefined;
+    percent: number | undefined;
+}
+
+/** `onUploadProgress` and `onDownloadProgress`: a callback that throws fails its request with a 500. */
+export type ProgressCallback = (progress: TransferProgress) => void;
 
 /**
  * The `retry` option's settings; an absent field keeps its default. Times are in milliseconds.
@@ -126,6 +145,8 @@ export interface ReadOptions {
     timeout?: number | null | undefined;
     /** Cancels the read when aborted. */
     signal?: AbortSignal | null | undefined;
+    /** Called as the body arrives, counting its bytes as received (before any decompression). */
+    onDownloadProgress?: ProgressCallback | null | undefined;
 }
 
 /** Options of the per-method helpers (`get`, `post`, ...): request and read options together. */

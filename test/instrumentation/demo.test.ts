@@ -59,8 +59,13 @@ describe('the npm start demo', () => {
         expect(Number(download?.[1])).toBeGreaterThanOrEqual(300);
         expect(stdout).not.toContain('http.client.open_connections');
 
-        // Every request of the demo is one trace: 9 steps, 9 trace ids.
-        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(9);
+        // The root client's download, traced process-wide, with its progress bar up to 100%.
+        expect(stdout).toContain('CLIENT GET /api/archive');
+        expect(stdout).toContain('[########################] 100%  1024 of 1024 KiB');
+        expect(stdout).toMatch(/a download with progress +GET \/api\/archive → 1048576 bytes/);
+
+        // Every request of the demo is one trace: 10 steps, 10 trace ids.
+        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(10);
     });
 
     it('exports over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, with the optional metrics when asked', async () => {
