@@ -1,4 +1,5 @@
 import type { ClientRequest, IncomingMessage, OutgoingMessage } from 'node:http';
+import { declaredLength, responseHasNoBody } from '../src/common/message-body.js';
 
 /**
  * The body bytes of one message: the bytes of the payload as transferred (compressed when the body
@@ -31,8 +32,7 @@ export function requestBodyOf(req: ClientRequest, hasPayload: boolean): BodyCoun
  * response is complete), else counted as it arrives.
  */
 export function responseBodyOf(res: IncomingMessage, method: string | undefined): BodyCount {
-    const status = res.statusCode ?? 0;
-    if (method === 'HEAD' || status === 204 || status === 304 || status < 200) {
+    if (responseHasNoBody(method, res.statusCode)) {
         return { bytes: 0 };
     }
 
@@ -52,15 +52,6 @@ export function receivedRequestBodyOf(req: IncomingMessage): BodyCount {
     }
 
     return req.headers['transfer-encoding'] === undefined ? { bytes: 0 } : countIncomingBody(req);
-}
-
-function declaredLength(value: unknown): number | undefined {
-    if (value === undefined) {
-        return undefined;
-    }
-
-    const length = Number(value);
-    return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
 // Node offers no byte count of a message body, and a `data` listener would start the flow of a

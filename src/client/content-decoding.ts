@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
+import { responseHasNoBody } from '../common/message-body.js';
 import type { HttpError } from '../errors/index.js';
 import { badUpstream } from './errors.js';
 
@@ -61,13 +62,9 @@ export function decodersFor(
     return decoders;
 }
 
-/** A response that has no body by definition (RFC 9110, 6.4.1): to a HEAD, or a 1xx, 204 or 304. */
-function hasNoBody(source: EncodedSource): boolean {
-    const status = source.statusCode;
-    return (
-        source.req?.method === 'HEAD' ||
-        (typeof status === 'number' && (status < 200 || status === 204 || status === 304))
-    );
+/** A response that has no body by definition: there is nothing to decode, whatever its `content-encoding`. */
+export function hasNoBody(source: EncodedSource): boolean {
+    return responseHasNoBody(source.req?.method, source.statusCode);
 }
 
 /** The codings of a `Content-Encoding` value (lower case, in the order applied), `identity` left out. */

@@ -1,4 +1,5 @@
 import type { ClientRequest } from 'node:http';
+import { declaredLength } from '../common/message-body.js';
 import type { HttpError } from '../errors/index.js';
 import { clientFailure } from './errors.js';
 import type { ProgressCallback, TransferProgress } from './types.js';
@@ -59,16 +60,6 @@ export class ProgressCounter {
             this.onFailure(clientFailure(`The ${this.option} callback threw: ${message}`, err));
         }
     }
-}
-
-/** The `content-length` of a message as a byte count, when it declares a valid one. */
-export function declaredLength(value: unknown): number | undefined {
-    if (value === undefined || value === null || Array.isArray(value)) {
-        return undefined;
-    }
-
-    const length = Number(value);
-    return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
 /** What an upload reports a failed callback to: the request's flow. */

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
+import { declaredLength } from '../common/message-body.js';
 import type { HttpError } from '../errors/index.js';
-import { decodersFor, type EncodedSource } from './content-decoding.js';
+import { decodersFor, type EncodedSource, hasNoBody } from './content-decoding.js';
 import {
     aborted,
     badUpstream,
@@ -13,7 +14,7 @@ import {
     readTimeout
 } from './errors.js';
 import { checkOptions, withoutUnset } from './options.js';
-import { declaredLength, ProgressCounter } from './progress.js';
+import { ProgressCounter } from './progress.js';
 import type { ReadOptions, WithoutNull } from './types.js';
 
 // The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
@@ -159,7 +160,8 @@ class PayloadReader {
 
         const onProgress = options.onDownloadProgress;
         if (onProgress !== undefined) {
-            const total = declaredLength(headersOf(res)['content-length']);
+            // A HEAD, 204 or 304 announces the length of a body it does not carry.
+            const total = hasNoBody(res) ? 0 : declaredLength(headersOf(res)['content-length']);
             this.progress = new ProgressCounter(onProgress, 'onDownloadProgress', total, (err) => this.fail(err));
             res.on('data', onWireData);
         }

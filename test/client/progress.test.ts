@@ -55,6 +55,8 @@ async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     } else if (url.pathname === '/gzip') {
         res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': compressed.length });
         writeInPieces(res, compressed);
+    } else if (url.pathname === '/not-modified') {
+        res.writeHead(304, { 'content-length': large.length, 'content-encoding': 'gzip' }).end();
     } else if (url.pathname === '/empty') {
         res.writeHead(200, { 'content-length': 0 }).end();
     } else {
@@ -134,6 +136,18 @@ describe('onDownloadProgress', () => {
         const { calls, onProgress } = recorder();
         await client.get(`${base}/empty`, { onDownloadProgress: onProgress });
         expect(calls).toEqual([{ transferred: 0, total: 0, percent: 100 }]);
+    });
+
+    it('counts a HEAD or a 304 as the empty body it is, whatever its content-length says: 0 of 0, 100%', async () => {
+        for (const [method, path] of [
+            ['HEAD', '/sized'],
+            ['GET', '/not-modified']
+        ] as const) {
+            const { calls, onProgress } = recorder();
+            const res = await client.request(method, `${base}${path}`);
+            await client.read(res, { gunzip: true, onDownloadProgress: onProgress });
+            expect(calls).toEqual([{ transferred: 0, total: 0, percent: 100 }]);
+        }
     });
 
     it('works with read() on any stream, and from defaults()', async () => {
