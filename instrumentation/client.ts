@@ -51,6 +51,8 @@ export interface HopUri extends URL {
     redirectCount: number;
     /** 0 for the first attempt, n for the n-th retry (clients with the `retry` option). */
     retryCount?: number;
+    /** The re-sends of requests that failed on a stale kept-alive connection, so far. */
+    staleResends?: number;
 }
 
 /** The effective request options of a hop, as far as the instrumentation reads them. */
@@ -325,8 +327,8 @@ class EventInstrumentation {
             metricAttributes[ATTR_URL_TEMPLATE] = route;
         }
 
-        // Retries and redirects are both re-sends, counted together as the semantic conventions define it.
-        const resendCount = uri.redirectCount + (uri.retryCount ?? 0);
+        // Retries, redirects and stale-connection re-sends are all re-sends, counted together as the semantic conventions define it.
+        const resendCount = uri.redirectCount + (uri.retryCount ?? 0) + (uri.staleResends ?? 0);
         if (resendCount > 0) {
             attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = resendCount;
         }

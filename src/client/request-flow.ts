@@ -28,6 +28,7 @@ import {
     usesProxy,
     watchProxy
 } from './proxy.js';
+import { noteKeepAlive, retireIdleSockets } from './keep-alive.js';
 import { readCheckedPayload } from './read.js';
 import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {
@@ -39,6 +40,7 @@ import {
     retryPolicy,
     withAttempts
 } from './retry.js';
+import { type ResendReason, staleResendReason, trackReusedSocket } from './stale-connection.js';
 import type {
     Agents,
     ClientEvents,
@@ -122,6 +124,9 @@ export class RequestFlow {
     private retry: RetryPolicy | undefined;
     private retryCount = 0;
     private retryTimer: NodeJS.Timeout | undefined;
+    // Why the current hop re-sends the one before it (a stale kept-alive connection), and how many such re-sends so far.
+    private resendReason: ResendReason | undefined;
+    private staleResends = 0;
     // The redirect responses so far: `data` of the errors that end the chain.
     private trace: RedirectHop[] | undefined;
     // The client's defaults and the caller's options, as given: with `readsPayload`, the read options of the final response.
@@ -242,6 +247,8 @@ export class RequestFlow {
                 uri.headers = headers;
                 uri.redirectCount = this.redirectCount;
                 uri.retryCount = this.retryCount;
+                uri.staleResends = this.staleResends;
+                uri.resendReason = this.resendReason;
                 this.uri = uri;
                 const givenPayload = options.payload;
                 events.emit('preRequest', uri, options);
@@ -288,6 +295,10 @@ export class RequestFlow {
             }
 
             this.proxy = route;
+            if (typeof nodeOptions.agent === 'object') {
+                retireIdleSockets(nodeOptions.agent);
+            }
+
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
@@ -306,6 +317,7 @@ export class RequestFlow {
         req.on('response', onResponse);
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
+        trackReusedSocket(req);
         if (options.timeout && this.timer === undefined) {
             // Armed by the first hop with a timeout (after preRequest, which may set it), then left running.
             this.timeoutMs = options.timeout;
@@ -373,6 +385,7 @@ export class RequestFlow {
             return;
         }
 
+        noteKeepAlive(res);
         const refusal = this.proxy === undefined ? undefined : proxyRefusal(this.proxy, res);
         if (refusal !== undefined) {
             res.destroy();
@@ -472,6 +485,7 @@ export class RequestFlow {
         }
 
         this.redirectCount++;
+        this.resendReason = undefined;
         this.startHop(method, target, next);
         if (this.settled || next.redirected === undefined) {
             return;
@@ -514,6 +528,10 @@ export class RequestFlow {
         this.endHop(err, undefined);
         this.replay?.detach();
         this.req!.destroy();
+        if (this.resendStale(err)) {
+            return;
+        }
+
         const retry = this.retry;
         if (retry === undefined || !this.canRetry(retry) || !isRetryableError(retry, err)) {
             this.fail(err);
@@ -521,6 +539,36 @@ export class RequestFlow {
         }
 
         this.scheduleRetry(retry.backoff(this.retryCount + 1));
+    }
+
+    /**
+     * Sends the hop again, at once and outside the `retry` budget, when it failed on a kept-alive
+     * connection the server had closed (see stale-connection.ts); true when it will be.
+     */
+    private resendStale(err: HttpError): boolean {
+        const reason = staleResendReason({
+            req: this.req!,
+            err,
+            method: this.method,
+            replayable: !isStream(this.options.payload) || this.replay?.replayProblem() === undefined,
+            resent: this.resendReason !== undefined
+        });
+        if (reason === undefined || this.settled) {
+            return false;
+        }
+
+        this.staleResends++;
+        this.resendReason = reason;
+        // After the failed request's own error handling: its socket leaves the pool first.
+        process.nextTick(onResendDue, this);
+        return true;
+    }
+
+    /** The re-send of a stale connection's hop, unless the request was settled (aborted) meanwhile. */
+    resendNow(): void {
+        if (!this.settled) {
+            this.startHop(this.method, this.destination, this.options);
+        }
     }
 
     /** True when one more attempt of the current hop is allowed: retries left, method, payload. */
@@ -564,6 +612,7 @@ export class RequestFlow {
     /** The wait is over: the next attempt, to the URL, with the method and options the last one had. */
     retryNow(): void {
         this.retryTimer = undefined;
+        this.resendReason = undefined;
         this.startHop(this.method, this.destination, this.options);
     }
 
@@ -696,6 +745,10 @@ function onRequestClose(this: FlowRequest): void {
     if (flow.isCurrent(this)) {
         flow.failHop(aborted(undefined, 'request'));
     }
+}
+
+function onResendDue(flow: RequestFlow): void {
+    flow.resendNow();
 }
 
 function onRetryDue(flow: RequestFlow): void {
