@@ -5,7 +5,7 @@ import type {
     RequestOptions as NodeRequestOptions
 } from 'node:http';
 import type { Socket } from 'node:net';
-import { TLSSocket } from 'node:tls';
+import { checkServerIdentity, type PeerCertificate, TLSSocket } from 'node:tls';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { getProxyForUrl } from 'proxy-from-env';
@@ -157,6 +157,10 @@ export function routeThroughProxy(
         return url;
     }
 
+    if (destination.isHttps) {
+        carryOriginTls(nodeOptions, destination);
+    }
+
     nodeOptions.agent = proxyAgent(agents, url, destination.isHttps, destination.isHttps ? credential : undefined);
     return {
         name: redactedProxy(url),
@@ -166,6 +170,62 @@ export function routeThroughProxy(
         connectHeaders: undefined,
         connected: false
     };
+}
+
+/**
+ * The settings of a TLS connection to the origin, as `tls.connect()` takes them: what a custom
+ * https agent carries to trust an in-house CA, present a client certificate or pin the protocol.
+ */
+const originTlsOptions = [
+    'ALPNProtocols',
+    'ca',
+    'cert',
+    'checkServerIdentity',
+    'ciphers',
+    'clientCertEngine',
+    'crl',
+    'dhparam',
+    'ecdhCurve',
+    'honorCipherOrder',
+    'key',
+    'maxVersion',
+    'minDHSize',
+    'minVersion',
+    'passphrase',
+    'pfx',
+    'privateKeyEngine',
+    'privateKeyIdentifier',
+    'rejectUnauthorized',
+    'secureContext',
+    'secureOptions',
+    'secureProtocol',
+    'servername',
+    'session',
+    'sessionIdContext',
+    'sigalgs'
+] as const;
+
+/**
+ * Puts the TLS settings of the https agent the hop would use without a proxy on its options: the
+ * tunnel's agent makes the TLS connection to the origin from them, so the origin is checked and
+ * greeted exactly as on a direct connection. Settings of the request itself win, as with Node's agents.
+ */
+function carryOriginTls(nodeOptions: NodeRequestOptions, destination: Destination): void {
+    const options = nodeOptions as Record<string, unknown>;
+    const agentOptions = (nodeOptions.agent as { options?: Record<string, unknown> } | undefined)?.options;
+    for (const name of originTlsOptions) {
+        if (options[name] === undefined && agentOptions?.[name] !== undefined) {
+            options[name] = agentOptions[name];
+        }
+    }
+
+    if (options.servername === undefined) {
+        // The tunnel's agent connects without the origin's host (an IP gets no server name), so TLS would
+        // check the certificate against 'localhost': check it against the origin's host, as directly.
+        const check = (options.checkServerIdentity as typeof checkServerIdentity | undefined) ?? checkServerIdentity;
+        const host = destination.hostname;
+        options.checkServerIdentity = (_name: string, certificate: PeerCertificate) => check(host, certificate);
+    }
 }
 
 /** The proxy URL for messages: scheme, host and port, with `***` for any credentials. */

@@ -8,6 +8,7 @@ import { isHttpError } from '../errors/index.js';
 import { cachedDestination, type Destination, destinationOf, resolveUri } from './destination.js';
 import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
 import { HelperRead } from './helper-read.js';
+import { noteKeepAlive, retireIdleSockets } from './keep-alive.js';
 import {
     checkHeaders,
     checkOptions,
@@ -28,7 +29,6 @@ import {
     usesProxy,
     watchProxy
 } from './proxy.js';
-import { noteKeepAlive, retireIdleSockets } from './keep-alive.js';
 import { readCheckedPayload } from './read.js';
 import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {

@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../src/client/index.js';
+import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/keep-alive.js';
 import type { RequestUri } from '../../src/client/types.js';
 import { isHttpError } from '../../src/errors/index.js';
-import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/keep-alive.js';
 import { settle, socketCount, startHttp, type TestServer } from '../client/helpers.js';
 
 /**
@@ -72,9 +72,9 @@ describe('stale connections: a request that fails on a reused connection the ser
             hops.push({ resendReason: uri.resendReason, staleResends: uri.staleResends, failed: err !== undefined });
         });
         const start = seen.length;
-        const first = await api.get(`${server.url}/close-reused`);
+        const first = await api.get<Buffer>(`${server.url}/close-reused`);
         expect(first.payload.toString()).toBe('ok');
-        const second = await api.get(`${server.url}/close-reused`);
+        const second = await api.get<Buffer>(`${server.url}/close-reused`);
         expect(second.payload.toString()).toBe('ok');
         // Three requests: the first, the one the server dropped on the reused connection, the re-send on a fresh one.
         expect(seen.slice(start).map((hop) => hop.order)).toEqual([1, 2, 1]);
@@ -112,7 +112,7 @@ describe('stale connections: a request that fails on a reused connection the ser
         expect(countsFrom(start)).toEqual({ fresh: 1, reused: 1 });
 
         await api.post(`${server.url}/close-reused`, { payload: 'c' });
-        const keyed = await api.post(`${server.url}/close-reused`, {
+        const keyed = await api.post<Buffer>(`${server.url}/close-reused`, {
             payload: 'd',
             headers: { 'idempotency-key': 'k-1' }
         });
