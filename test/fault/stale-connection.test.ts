@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
 import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/keep-alive.js';
-import type { RequestUri } from '../../src/client/types.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { settle, socketCount, startHttp, type TestServer } from '../client/helpers.js';
+import { setupOtel } from '../instrumentation/otel.js';
 
 /**
  * A server that closes a kept-alive connection as the next request arrives on it: the idle-close
@@ -128,12 +129,16 @@ describe('stale connections: a request that fails on a reused connection the ser
     });
 
     it('counts in the span as a re-send (http.request.resend_count)', async () => {
+        const otel = setupOtel();
         const api = new Client().defaults({ events: true });
-        const uris: RequestUri[] = [];
-        api.events!.on('preRequest', (uri) => uris.push(uri));
+        const instrumentation = instrumentClient(api, otel);
         await api.get(`${server.url}/close-reused`);
         await api.get(`${server.url}/close-reused`);
-        expect(uris.map((uri) => uri.redirectCount + uri.retryCount + uri.staleResends)).toEqual([0, 0, 1]);
+        const spans = otel.spans();
+        expect(spans.map((span) => span.attributes['http.request.resend_count'])).toEqual([undefined, undefined, 1]);
+        expect(spans[1]?.attributes['error.type']).toBe('ECONNRESET');
+        instrumentation.disable();
+        await otel.shutdown();
     });
 });
 
