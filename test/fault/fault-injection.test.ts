@@ -305,7 +305,7 @@ describe('fault injection: a seeded mix of misbehaving origins', () => {
         // No request holds a socket any more; the idle ones close with the pool.
         const busy = () =>
             Object.values(api.agents.http.sockets).reduce((count, list) => count + (list?.length ?? 0), 0);
-        await expect.poll(busy, replay).toBe(0);
+        await expect.poll(busy, { message: replay }).toBe(0);
         api.agents.http.destroy();
         await expect.poll(() => origins.reduce((open, origin) => open + origin.sockets.size, 0)).toBe(0);
         await expect.poll(() => timerCount()).toBeLessThanOrEqual(timers);
