@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
@@ -118,6 +119,27 @@ describe('stale connections: a request that fails on a reused connection the ser
             headers: { 'idempotency-key': 'k-1' }
         });
         expect(keyed.payload.toString()).toBe('ok');
+        expect(countsFrom(start)).toEqual({ fresh: 3, reused: 2 });
+    });
+
+    it('a stream payload is sent again only from the copy kept for redirects or retries', async () => {
+        const api = new Client();
+        const keyed = { 'idempotency-key': 'k-2' };
+        const start = seen.length;
+        await api.put(`${server.url}/close-reused`, { payload: 'first' });
+        const err = await api
+            .put(`${server.url}/close-reused`, { payload: Readable.from(['not', ' kept']), headers: keyed })
+            .catch((e: unknown) => e);
+        expect(isHttpError(err, 502)).toBe(true);
+        expect(countsFrom(start)).toEqual({ fresh: 1, reused: 1 });
+
+        await api.put(`${server.url}/close-reused`, { payload: 'again' });
+        const { res } = await api.put(`${server.url}/close-reused`, {
+            payload: Readable.from(['kept', ' copy']),
+            headers: keyed,
+            redirects: 1
+        });
+        expect(res.statusCode).toBe(200);
         expect(countsFrom(start)).toEqual({ fresh: 3, reused: 2 });
     });
 
