@@ -1,9 +1,13 @@
-// `npm run bench`: every benchmark of issues 6 and 13 in one run, printed as Markdown tables of ratios and
-// written to bench/results.md (a quick or partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look) and
-// `--only=client|static|tracing|errors|memory` (comma-separated).
+// `npm run bench`: every benchmark in one run (the client against its peers, static serving, the cost of
+// tracing, the errors, memory), printed as Markdown tables of ratios and written to bench/results.md (a quick or
+// partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look),
+// `--only=client|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client section also
+// runs the build of another checkout, `tracewire@baseline`, interleaved beside this one).
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { describeComponents, detectComponents } from './lib/components.js';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { runClientSection } from './sections/client.js';
 import { runErrorsSection } from './sections/errors.js';
 import { runMemorySection } from './sections/memory.js';
@@ -19,10 +23,12 @@ const sections = {
 };
 
 function parseFlags(argv) {
-    const flags = { quick: false, only: Object.keys(sections) };
+    const flags = { quick: false, only: Object.keys(sections), baseline: undefined };
     for (const argument of argv) {
         if (argument === '--quick') {
             flags.quick = true;
+        } else if (argument.startsWith('--baseline=')) {
+            flags.baseline = path.resolve(argument.slice('--baseline='.length));
         } else if (argument.startsWith('--only=')) {
             const names = argument.slice('--only='.length).split(',').filter(Boolean);
             const unknown = names.filter((name) => !(name in sections));
@@ -32,11 +38,26 @@ function parseFlags(argv) {
 
             flags.only = names;
         } else {
-            throw new Error(`Unknown flag ${argument}: use --quick and --only=${Object.keys(sections).join('|')}`);
+            throw new Error(
+                `Unknown flag ${argument}: use --quick, --only=${Object.keys(sections).join('|')} and --baseline=<dir>`
+            );
         }
     }
 
     return flags;
+}
+
+/** The library built in another checkout (`npm ci && npm run build` there), for the client section to compare against. */
+async function loadBaseline(directory) {
+    const entry = path.join(directory, 'dist/src/index.js');
+    if (!existsSync(entry)) {
+        throw new Error(
+            `--baseline=${directory}: no ${entry}; build it first (cd ${directory} && npm ci && npm run build)`
+        );
+    }
+
+    const library = await import(pathToFileURL(entry).href);
+    return { directory, client: library.client };
 }
 
 function log(line) {
@@ -45,11 +66,13 @@ function log(line) {
 
 async function main() {
     const flags = parseFlags(process.argv.slice(2));
-    const components = await detectComponents();
+    const baseline = flags.baseline === undefined ? undefined : await loadBaseline(flags.baseline);
     const started = Date.now();
     const cpus = os.cpus();
     const machine = `${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}, ${os.platform()} ${os.release()}`;
-    log(`tracewire bench${flags.quick ? ' (quick)' : ''}: ${describeComponents(components)}`);
+    log(
+        `tracewire bench${flags.quick ? ' (quick)' : ''}${baseline === undefined ? '' : `, baseline ${baseline.directory}`}`
+    );
 
     const parts = [];
     let failures = 0;
@@ -61,24 +84,24 @@ async function main() {
         const section = sections[name];
         const sectionStart = Date.now();
         log(`\n== ${section.heading}`);
-        const result = await section.run({ quick: flags.quick, components, log });
+        const result = await section.run({ quick: flags.quick, baseline, log });
         const seconds = ((Date.now() - sectionStart) / 1000).toFixed(0);
         log(`   (${seconds} s)`);
         failures += result.failures ?? 0;
-        parts.push(`### ${section.heading}\n\n${result.skipped ?? result.markdown}\n`);
+        parts.push(`### ${section.heading}\n\n${result.markdown}\n`);
     }
 
     const total = ((Date.now() - started) / 1000).toFixed(0);
     const header = [
         `Run of ${new Date().toISOString()}${flags.quick ? ' with `--quick`' : ''} on ${machine}.`,
-        `Components: ${describeComponents(components)}. Total time ${total} s.`,
+        `${baseline === undefined ? '' : `Baseline (\`tracewire@baseline\`): the build in ${baseline.directory}. `}Total time ${total} s.`,
         'Ratios are of medians of interleaved rounds (A B A B, order rotated each round) in one run; the',
         'machine is shared, so the absolute figures are noisy and the ratios are what count.'
     ].join('\n');
     const markdown = `${header}\n\n${parts.join('\n')}`;
     process.stdout.write(`\n${markdown}`);
-    // bench/results.md holds the last full run: a quick or partial one must not replace it.
-    const full = !flags.quick && flags.only.length === Object.keys(sections).length;
+    // bench/results.md holds the last full run: a quick, partial or baseline one must not replace it.
+    const full = !flags.quick && flags.only.length === Object.keys(sections).length && baseline === undefined;
     const file = full ? 'results.md' : 'results.partial.md';
     await writeFile(new URL(`./${file}`, import.meta.url), `# tracewire benchmark results\n\n${markdown}`);
     log(`\nWritten to bench/${file}; ${failures} target(s) missed.`);

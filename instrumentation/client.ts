@@ -22,10 +22,7 @@ import {
     ATTR_URL_FULL,
     ERROR_TYPE_VALUE_OTHER
 } from '@opentelemetry/semantic-conventions';
-import {
-    ATTR_HTTP_REQUEST_BODY_SIZE,
-    ATTR_HTTP_RESPONSE_BODY_SIZE
-} from '@opentelemetry/semantic-conventions/incubating';
+import type { EffectiveOptions, RequestUri, ResponseDetails } from '../src/client/types.js';
 import {
     ATTR_URL_TEMPLATE,
     addHeaderAttributes,
@@ -38,29 +35,19 @@ import {
 } from './attributes.js';
 import { type BodyCount, requestBodyOf, responseBodyOf } from './body-size.js';
 import { OpenConnections } from './connection-pool.js';
+import { causeOf, failureErrorType, statusErrorType } from './error-type.js';
+import { endMeasured, type Measured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, reportError, resolveProviders } from './providers.js';
 
-/** The URL the client hands to `preRequest` and back in `response`: one object per request hop. */
-export interface HopUri extends URL {
-    /** The request method as the caller gave it. */
-    method: string;
-    /** The outgoing headers; changes made in `preRequest` are sent. */
-    headers: Record<string, string | number | readonly string[] | undefined>;
-    /** 0 for the first request, n for the n-th redirect hop. */
-    redirectCount: number;
-    /** 0 for the first attempt, n for the n-th retry (clients with the `retry` option). */
-    retryCount?: number;
-    /** The re-sends of requests that failed on a stale kept-alive connection, so far. */
-    staleResends?: number;
-}
+/**
+ * The URL the client hands to `preRequest` and back in `response`, one object per hop: the client's
+ * `RequestUri` (src/client/types.ts).
+ */
+export type HopUri = RequestUri;
 
-/** The effective request options of a hop, as far as the instrumentation reads them. */
-export interface HopOptions {
-    /** A low-cardinality template of the path, such as `/users/{id}`: names the span, sets `url.template`. */
-    route?: string | undefined;
-    [option: string]: unknown;
-}
+/** The effective options of a hop: the client's `EffectiveOptions`; `route` names the span and sets `url.template`. */
+export type HopOptions = EffectiveOptions;
 
 /** What `responseHook` receives once a hop is over. */
 export interface HopOutcome {
@@ -114,14 +101,9 @@ export interface ClientInstrumentation {
     disable(): void;
 }
 
-interface HopRecord {
-    readonly span: Span;
-    readonly startTime: number;
-    readonly metricAttributes: Attributes;
+interface HopRecord extends Measured {
     /** The caller's AbortSignal: a response cut because it fired is not an error. */
     readonly signal: AbortSignal | undefined;
-    /** The attributes of `http.client.active_requests`, with `optionalMetrics` only. */
-    readonly activeAttributes: Attributes | undefined;
     /** Whether the body sizes are wanted (a recording span or the optional metrics). */
     readonly countsBodies: boolean;
     /** The hop's options, read again once its request exists (a later `preRequest` listener may change them). */
@@ -130,17 +112,6 @@ interface HopRecord {
     responseBody: BodyCount | undefined;
     details: ResponseDetails | undefined;
     owner: EventInstrumentation;
-}
-
-interface ResponseDetails {
-    req?: ClientRequest | undefined;
-    res?: IncomingMessage | undefined;
-    uri: HopUri;
-}
-
-interface CodedError {
-    name?: unknown;
-    code?: unknown;
 }
 
 // One emitter gets one instrumentation: two would make two spans per hop.
@@ -328,7 +299,7 @@ class EventInstrumentation {
         }
 
         // Retries, redirects and stale-connection re-sends are all re-sends, counted together as the semantic conventions define it.
-        const resendCount = uri.redirectCount + (uri.retryCount ?? 0) + (uri.staleResends ?? 0);
+        const resendCount = uri.redirectCount + uri.retryCount + uri.staleResends;
         if (resendCount > 0) {
             attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = resendCount;
         }
@@ -399,12 +370,15 @@ class EventInstrumentation {
         }
 
         (res as TracedResponse)[responseHopKey] = hop;
-        res.on('end', onResponseEnd);
-        res.on('close', onResponseClose);
+        res.on('end', onResponseDone);
+        res.on('close', onResponseDone);
     }
 
-    /** The response body closed before its end: an error unless nothing was lost or the caller asked for it. */
-    responseClosed(hop: HopRecord, res: IncomingMessage): void {
+    /**
+     * The response ended (`complete`) or closed: a body cut short is an error unless nothing was lost
+     * or the caller asked for it.
+     */
+    responseDone(hop: HopRecord, res: IncomingMessage): void {
         const errored = res.errored;
         if (errored !== null && errored !== undefined) {
             this.endHop(hop, errored, res);
@@ -450,39 +424,24 @@ class EventInstrumentation {
         // A declared length holds only for a body received whole: a body cut short has no size.
         const responseBody =
             res === undefined || (hop.responseBody?.declared === true && !res.complete) ? undefined : hop.responseBody;
-        if (requestBody !== undefined) {
-            span.setAttribute(ATTR_HTTP_REQUEST_BODY_SIZE, requestBody.bytes);
-        }
-
-        if (responseBody !== undefined) {
-            span.setAttribute(ATTR_HTTP_RESPONSE_BODY_SIZE, responseBody.bytes);
-        }
-
         const { responseHook } = this.config;
-        if (responseHook !== undefined) {
-            const details = hop.details;
-            guarded('responseHook', responseHook, span, {
-                uri: details!.uri,
-                req: details!.req,
-                res,
-                error: err
-            });
-        }
-
-        span.end();
-        const { duration, optional } = this.metrics;
-        duration.record((performance.now() - hop.startTime) / 1000, metricAttributes);
-        if (optional !== undefined) {
-            if (requestBody !== undefined) {
-                optional.requestBodySize.record(requestBody.bytes, metricAttributes);
-            }
-
-            if (responseBody !== undefined) {
-                optional.responseBodySize.record(responseBody.bytes, metricAttributes);
-            }
-
-            optional.activeRequests.add(-1, hop.activeAttributes);
-        }
+        endMeasured(
+            hop,
+            this.metrics,
+            requestBody?.bytes,
+            responseBody?.bytes,
+            responseHook === undefined
+                ? undefined
+                : () => {
+                      const details = hop.details!;
+                      guarded('responseHook', responseHook, span, {
+                          uri: details.uri,
+                          req: details.req,
+                          res,
+                          error: err
+                      });
+                  }
+        );
     }
 
     private noteAgent(agent: unknown): void {
@@ -515,7 +474,8 @@ class EventInstrumentation {
     }
 }
 
-function onResponseEnd(this: IncomingMessage): void {
+/** The `end` and `close` listener of a traced response: the first of the two ends the hop. */
+function onResponseDone(this: IncomingMessage): void {
     const hop = (this as TracedResponse)[responseHopKey];
     if (hop === undefined) {
         return;
@@ -523,60 +483,12 @@ function onResponseEnd(this: IncomingMessage): void {
 
     (this as TracedResponse)[responseHopKey] = undefined;
     try {
-        hop.owner.endHop(hop, undefined, this);
+        hop.owner.responseDone(hop, this);
     } catch (err) {
-        reportError('response end listener', err);
-    }
-}
-
-function onResponseClose(this: IncomingMessage): void {
-    // After `end`, the hop is already over.
-    const hop = (this as TracedResponse)[responseHopKey];
-    if (hop === undefined) {
-        return;
-    }
-
-    (this as TracedResponse)[responseHopKey] = undefined;
-    try {
-        hop.owner.responseClosed(hop, this);
-    } catch (err) {
-        reportError('response close listener', err);
+        reportError('response listener', err);
     }
 }
 
 function isRedirect(statusCode: number | undefined): boolean {
     return statusCode !== undefined && statusCode >= 300 && statusCode < 400;
-}
-
-/** `error.type` of a hop that got a response: its status as a string for 4xx and 5xx. */
-function statusErrorType(statusCode: number | undefined): string | undefined {
-    return statusCode !== undefined && statusCode >= 400 ? String(statusCode) : undefined;
-}
-
-/**
- * `error.type` of a failed hop: `timeout`, the system error code (`ECONNREFUSED`...), else the
- * status of a 4xx/5xx response, else `_OTHER`; undefined for a cancellation the caller asked for
- * through its AbortSignal, which is not an error.
- */
-function failureErrorType(err: Error, statusCode: number | undefined): string | undefined {
-    const cause = causeOf(err) ?? (err as CodedError);
-    if (cause.name === 'AbortError' || cause.code === 'ABORT_ERR') {
-        return undefined;
-    }
-
-    if (cause.code === 'ETIMEDOUT') {
-        return 'timeout';
-    }
-
-    if (typeof cause.code === 'string' && cause.code !== '') {
-        return cause.code;
-    }
-
-    return statusErrorType(statusCode) ?? ERROR_TYPE_VALUE_OTHER;
-}
-
-/** The underlying Error the client keeps in `err.data` of a failure, when there is one. */
-function causeOf(err: Error): (Error & CodedError) | undefined {
-    const data = (err as { data?: unknown }).data;
-    return data instanceof Error ? data : undefined;
 }

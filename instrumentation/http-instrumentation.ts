@@ -1,5 +1,7 @@
+import { clientRequestMarker } from '../src/client/node-options.js';
+
 /** The mark the tracewire client puts on the options object it hands to `http.request()`. */
-export const TRACEWIRE_REQUEST = Symbol.for('tracewire.client');
+export const TRACEWIRE_REQUEST: typeof clientRequestMarker = clientRequestMarker;
 
 /**
  * True for the options of a request made by the tracewire client. Give it to

@@ -28,14 +28,11 @@ import {
     ATTR_URL_SCHEME,
     ATTR_USER_AGENT_ORIGINAL
 } from '@opentelemetry/semantic-conventions';
-import {
-    ATTR_HTTP_REQUEST_BODY_SIZE,
-    ATTR_HTTP_RESPONSE_BODY_SIZE
-} from '@opentelemetry/semantic-conventions/incubating';
 import { isHttpError } from '../src/errors/http-error.js';
 import { recordHttpError } from '../src/static/error-span.js';
 import { type NormalizedMethod, normalizeMethod } from './attributes.js';
 import { type BodyCount, countOutgoingBody, receivedRequestBodyOf } from './body-size.js';
+import { endMeasured, type Measured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
 
@@ -68,11 +65,9 @@ export interface TracingOptions extends ProviderConfig {
 }
 
 /** What the plugin keeps of a request beyond `RequestTracing`. */
-interface TracedRequest extends RequestTracing {
+interface TracedRequest extends RequestTracing, Measured {
     readonly requestBody: BodyCount | undefined;
     readonly responseBody: BodyCount | undefined;
-    /** The attributes of `http.server.active_requests`, with `optionalMetrics` only. */
-    readonly activeAttributes: Attributes | undefined;
 }
 
 /**
@@ -238,28 +233,7 @@ function endRequest(metrics: HttpMetrics, request: Request): void {
             : requestBody.bytes;
     const responseBytes =
         tracing.responseBody === undefined ? undefined : responseBodySize(request, statusCode, tracing.responseBody);
-    if (requestBytes !== undefined) {
-        span.setAttribute(ATTR_HTTP_REQUEST_BODY_SIZE, requestBytes);
-    }
-
-    if (responseBytes !== undefined) {
-        span.setAttribute(ATTR_HTTP_RESPONSE_BODY_SIZE, responseBytes);
-    }
-
-    span.end();
-    metrics.duration.record((performance.now() - tracing.startTime) / 1000, metricAttributes);
-    const optional = metrics.optional;
-    if (optional !== undefined) {
-        if (requestBytes !== undefined) {
-            optional.requestBodySize.record(requestBytes, metricAttributes);
-        }
-
-        if (responseBytes !== undefined) {
-            optional.responseBodySize.record(responseBytes, metricAttributes);
-        }
-
-        optional.activeRequests.add(-1, tracing.activeAttributes);
-    }
+    endMeasured(tracing, metrics, requestBytes, responseBytes);
 }
 
 /** The bytes of the response body sent: none for a HEAD, a 204 or a 304, which Node sends without one. */

@@ -1,6 +1,8 @@
 // client: tracewire against raw node:http, @hapi/wreck, undici and fetch, all talking to one
-// keep-alive node:http server in a separate process (bench/servers/origin.js). The instrumented
-// client has its own section (tracing.js): a context manager would slow every client of this process.
+// keep-alive node:http server in a separate process (bench/servers/origin.js); with `--baseline`, also
+// the build of another checkout (`tracewire@baseline`), so a change is measured against what it replaces
+// in the same interleaved rounds. The instrumented client has its own section (tracing.js): a context
+// manager would slow every client of this process.
 import http from 'node:http';
 import Wreck from '@hapi/wreck';
 import { client } from 'tracewire';
@@ -106,12 +108,19 @@ function tracewire(name, instance, origin) {
     };
 }
 
-function implementationsFor(port, components) {
+function implementationsFor(port, baseline) {
     const origin = `http://127.0.0.1:${port}`;
-    const list = [rawNodeHttp(port), wreck(origin), undiciRequest(origin), nodeFetch(origin)];
-    if (components.client) {
-        list.push(tracewire('tracewire', client, origin));
-        list.push(tracewire('tracewire events', client.defaults({ events: true }), origin));
+    const list = [
+        rawNodeHttp(port),
+        wreck(origin),
+        undiciRequest(origin),
+        nodeFetch(origin),
+        tracewire('tracewire', client, origin),
+        tracewire('tracewire events', client.defaults({ events: true }), origin)
+    ];
+    if (baseline !== undefined) {
+        list.push(tracewire('tracewire@baseline', baseline.client, origin));
+        list.push(tracewire('tracewire events@baseline', baseline.client.defaults({ events: true }), origin));
     }
 
     // The instrumented client is measured by the tracing section, in processes of its own.
@@ -155,13 +164,14 @@ async function runCase(call, count, concurrency) {
     return count / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-export async function runClientSection({ quick, components, log }) {
+export async function runClientSection({ quick, baseline, log }) {
     const rounds = quick ? 2 : 5;
     const minRounds = quick ? 2 : 3;
-    const budgetSeconds = quick ? 60 : 170;
     const scale = quick ? 0.25 : 1;
     const origin = await startChild('../servers/origin.js');
-    const list = implementationsFor(origin.port, components);
+    const list = implementationsFor(origin.port, baseline);
+    // The budget is for six implementations; a baseline adds two.
+    const budgetSeconds = ((quick ? 60 : 170) * list.length) / 6;
     try {
         const working = [];
         for (const implementation of list) {
@@ -214,7 +224,7 @@ export async function runClientSection({ quick, components, log }) {
             log(`  round ${round}${round === 0 ? ' (warm-up)' : ''} done`);
         }
 
-        return report(samples, working, { rounds: measured, quick, components });
+        return report(samples, working, { rounds: measured, quick });
     } finally {
         for (const implementation of list) {
             await implementation.close?.();
@@ -224,7 +234,7 @@ export async function runClientSection({ quick, components, log }) {
     }
 }
 
-function report(samples, working, { rounds, quick, components }) {
+function report(samples, working, { rounds, quick }) {
     const names = new Set(working.map(({ name }) => name));
     const ratio = (caseId, a, b) =>
         names.has(a) && names.has(b) ? pairedRatio(samples[caseId][a], samples[caseId][b]) : Number.NaN;
@@ -233,7 +243,13 @@ function report(samples, working, { rounds, quick, components }) {
         ['tracewire', '@hapi/wreck', 'vs wreck'],
         ['tracewire', 'undici', 'vs undici'],
         ['tracewire', 'fetch', 'vs fetch'],
-        ['tracewire events', 'tracewire', 'events:true vs plain']
+        ['tracewire events', 'tracewire', 'events:true vs plain'],
+        ...(names.has('tracewire@baseline')
+            ? [
+                  ['tracewire', 'tracewire@baseline', 'vs baseline'],
+                  ['tracewire events', 'tracewire events@baseline', 'events vs baseline']
+              ]
+            : [])
     ];
     const perCase = cases.map(({ id }) => columns.map(([a, b]) => ratio(id, a, b)));
     const geometric = columns.map((_, column) => geometricMean(perCase.map((row) => row[column])));
@@ -250,7 +266,7 @@ function report(samples, working, { rounds, quick, components }) {
         ]
     );
 
-    // Issue 13: raw node:http on each case, not only on average.
+    // Against raw node:http on each case, not only on average.
     const targets = [
         ...cases.map(({ label }, index) => [
             `${label}: tracewire vs raw node:http + keep-alive agent`,
@@ -270,20 +286,17 @@ function report(samples, working, { rounds, quick, components }) {
         ])
     );
 
-    const allNames = ['node:http', '@hapi/wreck', 'undici', 'fetch', 'tracewire', 'tracewire events'];
+    const allNames = working.map(({ name }) => name);
     const detailTable = markdownTable(
         ['case (median ops/s)', ...allNames],
         cases.map(({ id, label }) => [label, ...allNames.map((name) => formatNumber(opsOf(id, name)))])
     );
 
-    const missing = [];
-    if (!components.client) missing.push('tracewire client missing: only the peers were measured');
     const note = [
         `Medians of ${rounds} interleaved rounds after a warm-up round${quick ? ', counts at a quarter (`--quick`)' : ''};`,
         'ratios are medians of per-round ratios. Server: node:http with keep-alive in a separate process.',
         'POST (d) sends the same pre-serialised 64 KiB JSON string with every client and parses the ~1 KiB JSON reply.',
-        'A GET is timed on the promise the library returns (raw node:http, @hapi/wreck, tracewire), with no async wrapper added.',
-        ...missing.map((line) => `**${line}.**`)
+        'A GET is timed on the promise the library returns (raw node:http, @hapi/wreck, tracewire), with no async wrapper added.'
     ].join('\n');
     return {
         title: 'client',

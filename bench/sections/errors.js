@@ -131,11 +131,7 @@ function calibrate(loop, sampleMs) {
     }
 }
 
-export async function runErrorsSection({ quick, components, log }) {
-    if (!components.errors) {
-        return { title: 'errors', skipped: 'skipped: component missing (errors)' };
-    }
-
+export async function runErrorsSection({ quick, log }) {
     const rounds = quick ? 7 : 25;
     const sampleMs = quick ? 30 : 50;
     const results = [];

@@ -35,7 +35,7 @@ async function readOnce(implementation, origin) {
     return handle;
 }
 
-export async function runMemorySection({ components, log }) {
+export async function runMemorySection({ log }) {
     const rows = [];
     const fixtures = await createFixtures();
     const servers = [];
@@ -45,7 +45,7 @@ export async function runMemorySection({ components, log }) {
             ['tracewire', '/f/file-1g.bin', 'tracewire directory handler serves 1 GiB', true],
             ['tracewire', '/h/file-1g.bin', 'tracewire h.file() serves 1 GiB', true],
             ['inert', '/f/file-1g.bin', '(reference) @hapi/inert directory handler serves 1 GiB', false]
-        ].filter(([kind]) => kind !== 'tracewire' || components.static);
+        ];
         for (const [kind, path, label, checked] of serving) {
             // A fresh server for each row, so that one row's heap growth is not the next one's baseline.
             const server = await startChild('../servers/static.js', [kind, fixtures.directory], {
@@ -62,7 +62,7 @@ export async function runMemorySection({ components, log }) {
         const reading = [
             ['tracewire', 'tracewire client reads a 100 MiB response (stream)', true],
             ['node:http', '(reference) node:http reads a 100 MiB response (stream)', false]
-        ].filter(([implementation]) => implementation !== 'tracewire' || components.client);
+        ];
         for (const [implementation, label, checked] of reading) {
             const result = await readOnce(implementation, origin);
             const complete = result.bytes === 100 * 1024 * 1024;
@@ -89,13 +89,7 @@ export async function runMemorySection({ components, log }) {
             !complete ? '**FAIL** (incomplete transfer)' : checked ? verdict(limit - growth, 1e-9) : 'info'
         ])
     );
-    const missing = [];
-    if (!components.static) missing.push('**tracewire staticFiles missing: its rows were skipped.**');
-    if (!components.client) missing.push('**tracewire client missing: its row was skipped.**');
-    const note = [
-        'RSS sampled every 5 ms after a GC; the 1 GiB file is sparse (read from the page cache, not disk).',
-        ...missing
-    ].join('\n');
+    const note = 'RSS sampled every 5 ms after a GC; the 1 GiB file is sparse (read from the page cache, not disk).';
     return {
         title: 'memory',
         markdown: `${table}\n\n${note}`,

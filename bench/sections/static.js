@@ -190,14 +190,14 @@ async function firstByteRounds(servers, fixtures, rounds, log) {
     return results;
 }
 
-export async function runStaticSection({ quick, components, log }) {
+export async function runStaticSection({ quick, log }) {
     ensureWrk(log);
     // Many short rounds rather than a few long ones: a burst of load from elsewhere on the shared
     // machine then spoils one set of samples, and the median of the per-round ratios drops it.
     const rounds = quick ? 2 : 5;
     const seconds = quick ? 1 : 2;
     const fixtures = await createFixtures();
-    const kinds = ['fixed', 'inert', ...(components.static ? ['tracewire'] : [])];
+    const kinds = ['fixed', 'inert', 'tracewire'];
     const servers = {};
     try {
         for (const kind of kinds) {
@@ -255,7 +255,7 @@ export async function runStaticSection({ quick, components, log }) {
             ['tracewire', 'inert'].filter((kind) => servers[kind]).map((kind) => [kind, servers[kind]])
         );
         const firstBytes = await firstByteRounds(firstByteServers, fixtures.directory, quick ? 1 : 5, log);
-        return report(samples, firstBytes, { rounds, seconds, components });
+        return report(samples, firstBytes, { rounds, seconds });
     } finally {
         for (const handle of Object.values(servers)) {
             await stopChild(handle);
@@ -265,7 +265,7 @@ export async function runStaticSection({ quick, components, log }) {
     }
 }
 
-function report(samples, firstBytes, { rounds, seconds, components }) {
+function report(samples, firstBytes, { rounds, seconds }) {
     const values = (id, name, key) => (samples[id][name] ?? []).map((result) => result[key]);
     const ratio = (id, a, b) => pairedRatio(values(id, a, 'rate'), values(id, b, 'rate'));
     // The same comparison in CPU time per request (b's over a's): steadier than req/s while other
@@ -366,8 +366,7 @@ function report(samples, firstBytes, { rounds, seconds, components }) {
         'The 300 MiB rows: a fresh sparse file each round (after an uncounted warm-up round), read whole with node:http after a',
         '300 ms pause and a 1 KiB request (a request right after a 300 MiB file is written or sent waits on the system, whatever its size); the pass/fail is the',
         'median time to first byte of the first requests over that of the later ones (a later one takes a few ms, so the',
-        'ratio of a single round, shown in the last column, swings with one scheduling hiccup).',
-        ...(components.static ? [] : ['**tracewire staticFiles missing: only the peers were measured.**'])
+        'ratio of a single round, shown in the last column, swings with one scheduling hiccup).'
     ].join('\n');
     return {
         title: 'static',

@@ -12,11 +12,7 @@ const variants = ['tracewire', 'tracewire+sdk', 'tracewire+sdk-floor', 'tracewir
 const concurrency = 50;
 const target = 0.4;
 
-export async function runTracingSection({ quick, components, log }) {
-    if (!components.client || !components.instrumentation) {
-        return { title: 'tracing', skipped: 'skipped: component missing (client or instrumentation)' };
-    }
-
+export async function runTracingSection({ quick, log }) {
     const rounds = quick ? 2 : 5;
     const count = quick ? 2500 : 10_000;
     const origin = await startChild('../servers/origin.js');

@@ -2,7 +2,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Agents } from './types.js';
 
-/** Fresh pools per spec 2.5: no socket cap, and keep-alive so sequential requests reuse connections. */
+/** Fresh pools (README, "Agents"): no socket cap, and keep-alive so sequential requests reuse connections. */
 export function createAgents(): Agents {
     return {
         http: new HttpAgent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),

@@ -1,3 +1,5 @@
+import { tokenSource } from '../common/http-token.js';
+
 /** Directives of a `cache-control` header: `true` for flags, a number for delta-seconds, else the string value. */
 export type CacheControl = Record<string, string | number | boolean>;
 
@@ -12,8 +14,10 @@ const numericDirectives = new Set([
 ]);
 
 // One directive: a token name, optionally `=` and a token or a quoted string, then a comma or the end.
-const directive =
-    /[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?:=(?:([!#$%&'*+.^_`|~0-9A-Za-z-]+)|"((?:[^"\\]|\\.)*)"))?[ \t]*(?:,|$)/y;
+const directive = new RegExp(
+    String.raw`[ \t]*(${tokenSource})(?:=(?:(${tokenSource})|"((?:[^"\\]|\\.)*)"))?[ \t]*(?:,|$)`,
+    'y'
+);
 
 /**
  * Parses a `cache-control` header value into one property per directive (lower-cased names).

@@ -2,10 +2,11 @@ import type { Readable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
 import { assertAgents, createAgents } from './agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
+import { ReadForHelper } from './helper-read.js';
 import { assertDefaults, copyHeaders, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
 import { type ReadableSource, readPayload } from './read.js';
-import { type ClientContext, RequestFlow } from './request-flow.js';
+import { type ClientContext, RequestFlow, resolveResponse } from './request-flow.js';
 import type {
     Agents,
     ClientEvents,
@@ -21,11 +22,11 @@ import type {
 export type ClientEmitter = EventEmitter<ClientEvents>;
 
 /**
- * An HTTP/HTTPS client (spec 4.A). `client` is a ready instance; `defaults()` derives new ones that
+ * An HTTP/HTTPS client (README, "Client"). `client` is a ready instance; `defaults()` derives new ones that
  * share its agents and, when enabled, its event emitter.
  */
 export class Client implements ClientContext {
-    /** The connection pools (spec 2.5); a property may be replaced by another agent. */
+    /** The connection pools (README, "Agents"); a property may be replaced by another agent. */
     readonly agents: Agents;
     /** Present only on clients made with `defaults({ events: true })` and the clients derived from them. */
     declare readonly events?: ClientEmitter;
@@ -65,7 +66,7 @@ export class Client implements ClientContext {
      * `req`, the first `ClientRequest`. Every failure rejects with an `HttpError`; nothing throws.
      */
     request(method: string | undefined = 'GET', uri: string | URL, options?: RequestOptions): RequestPromise {
-        const flow = new RequestFlow(this);
+        const flow = new RequestFlow(this, resolveResponse);
         flow.begin(method, uri, options, this.#defaults);
         const promise = flow.promise;
         promise.req = flow.firstReq;
@@ -73,7 +74,7 @@ export class Client implements ClientContext {
     }
 
     /**
-     * Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (spec 2.2).
+     * Reads a response payload into a Buffer, or parsed JSON when JSON parsing applies (README, "Reading").
      * Any readable stream works (a hapi request's raw body, a file, `toReadableStream()`); its
      * `headers`, when it has them, tell the content-type and content-encoding.
      */
@@ -112,7 +113,7 @@ export class Client implements ClientContext {
     }
 
     /**
-     * Request, read, then throw for a 4xx/5xx status with the response in `data` (spec 7.1). An
+     * Request, read, then throw for a 4xx/5xx status with the response in `data` (`ResponseErrorData`). An
      * error status wins over a body that `json` cannot parse (its raw Buffer is then `data.payload`),
      * and a failed read carries the response as `data.res`. The request's flow reads the response
      * itself (helper-read.ts): one promise per call.
@@ -122,7 +123,7 @@ export class Client implements ClientContext {
         uri: string | URL,
         options: RequestAndReadOptions | undefined
     ): Promise<ResponseWithPayload<T>> {
-        const flow = new RequestFlow(this, true);
+        const flow = new RequestFlow(this, new ReadForHelper(this.#defaults, options));
         flow.begin(method, uri, options, this.#defaults);
         return flow.promise as unknown as Promise<ResponseWithPayload<T>>;
     }

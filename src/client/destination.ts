@@ -1,3 +1,4 @@
+import { BoundedMemo } from '../common/bounded-memo.js';
 import type { HttpError } from '../errors/index.js';
 import { invalidOption } from './errors.js';
 
@@ -34,8 +35,11 @@ export function destinationOf(url: URL): Destination {
     };
 }
 
-/** The credentials are sent decoded in the `authorization` header: a malformed escape cannot be. */
-function hasDecodableCredentials(url: URL): boolean {
+/**
+ * Credentials are sent decoded (in the `authorization` header, or by a proxy agent): a URL whose
+ * user name or password is a malformed escape cannot be used.
+ */
+export function hasDecodableCredentials(url: URL): boolean {
     try {
         decodeURIComponent(url.username);
         decodeURIComponent(url.password);
@@ -78,8 +82,7 @@ export function resolveUri(uri: unknown, baseUrl: string | undefined): URL | Htt
 }
 
 // Services call the same few URIs over and over: parsing each once keeps URL parsing off the hot path.
-const cache = new Map<string, Destination>();
-const cacheLimit = 1000;
+const cache = new BoundedMemo<string, Destination>(1000);
 
 /**
  * The destination of a string URI, parsed once and then served from a bounded cache. With events
@@ -94,12 +97,7 @@ export function cachedDestination(uri: string, baseUrl: string | undefined): Des
             return url;
         }
 
-        destination = destinationOf(url);
-        if (cache.size >= cacheLimit) {
-            cache.clear();
-        }
-
-        cache.set(key, destination);
+        destination = cache.set(key, destinationOf(url));
     }
 
     return destination;

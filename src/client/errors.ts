@@ -89,7 +89,7 @@ export function payloadStreamFailure(message: string, cause?: Error): HttpError 
     return error;
 }
 
-/** 4xx/5xx response of a helper (spec 7.1). */
+/** 4xx/5xx response of a helper (`ResponseErrorData`). */
 export function responseError(statusCode: number, reason: string, data: unknown): HttpError {
     // Statuses above 599 cannot be an HttpError: they count as a broken upstream.
     const status = statusCode <= 599 ? statusCode : 502;

@@ -1,12 +1,37 @@
 import type { IncomingMessage } from 'node:http';
 import type { HttpError } from '../errors/index.js';
-import { responseError } from './errors.js';
-import type { ReadSink } from './read.js';
+import { clientFailure, responseError } from './errors.js';
+import { readOptionsOver, type StoredDefaults } from './options.js';
+import { type ReadSink, readCheckedPayload } from './read.js';
+import type { Finisher } from './request-flow.js';
 import { attemptsOf } from './retry.js';
-import type { ResponseErrorData } from './types.js';
+import type { ReadOptions, ResponseErrorData } from './types.js';
+
+/** The finisher of a per-method helper: reads the final response with the read options of the call. */
+export class ReadForHelper implements Finisher {
+    constructor(
+        private readonly defaults: StoredDefaults | undefined,
+        private readonly options: ReadOptions | undefined
+    ) {}
+
+    finish(res: IncomingMessage, resolve: (value: unknown) => void, reject: (err: HttpError) => void): void {
+        try {
+            readCheckedPayload(
+                res,
+                // The caller's read options, not the request's effective ones that listeners and redirects may have edited.
+                readOptionsOver(this.defaults, this.options),
+                (res.statusCode as number) >= 400,
+                new HelperRead(res, resolve, reject)
+            );
+        } catch (err) {
+            res.destroy();
+            reject(clientFailure(`The response could not be read: ${(err as Error).message}`, err));
+        }
+    }
+}
 
 /**
- * The end of a per-method helper (`get()`, `post()`...) once its response has been read (spec 7.1):
+ * The end of a per-method helper (`get()`, `post()`...) once its response has been read:
  * `{ res, payload }`, or for a 4xx/5xx status the error with the response in `data`. It is the
  * reader's sink, so the helper's one promise settles straight from the reader.
  */

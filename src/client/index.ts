@@ -1,5 +1,5 @@
 /**
- * The `client` component: an event-first HTTP/HTTPS client (spec 4.A). `client` is the ready
+ * The `client` component: an event-first HTTP/HTTPS client (README, "Client"). `client` is the ready
  * instance; `client.defaults()` derives configured ones.
  */
 import { Client } from './client.js';
@@ -8,8 +8,8 @@ export const client: Client = new Client();
 
 export type { CacheControl } from './cache-control.js';
 export { Client, type ClientEmitter } from './client.js';
+export { clientRequestMarker } from './node-options.js';
 export type { ReadableSource } from './read.js';
-export { clientRequestMarker } from './request-flow.js';
 export type {
     Agents,
     BeforeRedirect,
@@ -24,6 +24,7 @@ export type {
     RequestOptions,
     RequestPromise,
     RequestUri,
+    ResendReason,
     ResponseDetails,
     ResponseErrorData,
     ResponseWithPayload,

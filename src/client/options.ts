@@ -1,6 +1,8 @@
 import { Agent as HttpAgent } from 'node:http';
+import { isToken } from '../common/http-token.js';
 import type { HttpError } from '../errors/index.js';
 import { invalidOption } from './errors.js';
+import { isCount } from './option-values.js';
 import { proxyProblem } from './proxy.js';
 import { retryProblem } from './retry.js';
 import type {
@@ -15,8 +17,6 @@ import type {
 /** The options a client keeps as its defaults: `agents` and `events` live on the client itself. */
 export type StoredDefaults = WithoutNull<Omit<DefaultsOptions, 'agents' | 'events'>>;
 
-// A token per RFC 9110 5.6.2: the only characters allowed in methods and header names.
-const token = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Control characters a header value must not hold: CR and LF would let a value smuggle headers.
 const unsafeHeaderValue = /[\r\n\0]/;
 
@@ -77,7 +77,7 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
         case 'redirects':
             return value === false || isCount(value) ? undefined : 'must be false or a non-negative integer';
         case 'redirectMethod':
-            return typeof value === 'string' && token.test(value) ? undefined : 'must be an HTTP method name';
+            return typeof value === 'string' && isToken(value) ? undefined : 'must be an HTTP method name';
         case 'timeout':
         case 'maxBytes':
             return isCount(value) ? undefined : 'must be a non-negative integer of milliseconds or bytes';
@@ -101,10 +101,6 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             // Unknown keys are left alone: options objects are shared between request and read.
             return undefined;
     }
-}
-
-function isCount(value: unknown): boolean {
-    return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
 /**
@@ -195,7 +191,7 @@ export function copyHeaders(first: OutgoingHeaders | null | undefined, second: O
 export function checkHeaders(headers: Record<string, unknown>): HttpError | undefined {
     for (const name in headers) {
         const value = headers[name];
-        if (!token.test(name)) {
+        if (!isToken(name)) {
             return invalidOption(`Option headers has an invalid header name ${JSON.stringify(name)}`);
         }
 
@@ -236,7 +232,7 @@ export function normalizeMethod(method: unknown): string | HttpError {
             return known;
         }
 
-        if (token.test(method)) {
+        if (isToken(method)) {
             return method.toUpperCase();
         }
     }

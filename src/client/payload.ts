@@ -41,7 +41,7 @@ export function preparePayload(
     return body;
 }
 
-/** A readable stream that yields `payload` once (spec 4.A `toReadableStream`). */
+/** A readable stream that yields `payload` once (`client.toReadableStream()`). */
 export function toReadableStream(payload: Buffer | string, encoding: BufferEncoding = 'utf8'): Readable {
     if (!Buffer.isEncoding(encoding)) {
         throw new TypeError(`toReadableStream() encoding must be a Buffer encoding, got ${JSON.stringify(encoding)}`);

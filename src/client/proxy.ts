@@ -10,7 +10,7 @@ import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { getProxyForUrl } from 'proxy-from-env';
 import type { HttpError } from '../errors/index.js';
-import type { Destination } from './destination.js';
+import { type Destination, hasDecodableCredentials } from './destination.js';
 import { badUpstream, type CodedError, invalidOption, requestError } from './errors.js';
 import type { Agents, EffectiveOptions } from './types.js';
 
@@ -64,15 +64,7 @@ function parseProxy(value: string | URL): URL | string {
         return `must be an http: or https: URL, got ${url.protocol}`;
     }
 
-    try {
-        // The agents send the credentials decoded: a malformed escape would fail every request.
-        decodeURIComponent(url.username);
-        decodeURIComponent(url.password);
-    } catch {
-        return 'has a user name or password that is not valid percent-encoding';
-    }
-
-    return url;
+    return hasDecodableCredentials(url) ? url : 'has a user name or password that is not valid percent-encoding';
 }
 
 /** True when `proxy` asks for a proxy (an URL or the environment). */
@@ -295,11 +287,6 @@ function retire(agent: ProxyAgent): void {
             socket.destroy();
         }
     }
-}
-
-/** The number of proxy pools of a client's agents (for tests and diagnostics). */
-export function proxyPoolCount(agents: Agents): number {
-    return poolsByAgents.get(agents)?.size ?? 0;
 }
 
 /** Follows a proxied request: whether it got a socket, and the proxy's answer to CONNECT. */

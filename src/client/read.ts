@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
-import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import type { HttpError } from '../errors/index.js';
+import { decodersFor, type EncodedSource } from './content-decoding.js';
 import {
     aborted,
     badUpstream,
@@ -23,7 +23,7 @@ type ReaderStream = Readable & { [readerOf]?: PayloadReader };
  * What `read()` accepts: any readable stream. `headers`, when present (an `IncomingMessage`, or a
  * stream given them by the caller), tell the content-type, content-encoding and content-length.
  */
-export type ReadableSource = Readable & { headers?: IncomingHttpHeaders | undefined; complete?: boolean };
+export type ReadableSource = Readable & EncodedSource & { complete?: boolean };
 
 const noHeaders: IncomingHttpHeaders = {};
 
@@ -53,7 +53,7 @@ class PromiseSink implements ReadSink {
     ) {}
 }
 
-/** Reads a response (or any readable stream) into a Buffer or parsed JSON (spec 2.2); every failure rejects, nothing throws. */
+/** Reads a response (or any readable stream) into a Buffer or parsed JSON (`ReadOptions`); every failure rejects, nothing throws. */
 export function readPayload(res: ReadableSource, options: ReadOptions | null | undefined): Promise<unknown> {
     return new Promise((resolve, reject) => {
         if (!isReadable(res)) {
@@ -109,28 +109,12 @@ export function isJsonContentType(contentType: string | undefined): boolean {
     return mediaType === 'application/json' || mediaType === 'text/json' || mediaType.endsWith('+json');
 }
 
-/** The decoder for a response, or undefined when the payload is read as it is. */
-function decoderFor(res: ReadableSource, gunzip: ReadOptions['gunzip']): Transform | undefined {
-    if (!gunzip) {
-        return undefined;
-    }
-
-    const encoding = headersOf(res)['content-encoding']?.trim().toLowerCase();
-    if (encoding === 'br') {
-        return createBrotliDecompress();
-    }
-
-    // Unzip detects gzip or zlib-wrapped deflate from the data itself, which is what 'force' needs.
-    return encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate' || gunzip === 'force'
-        ? createUnzip()
-        : undefined;
-}
-
 class PayloadReader {
     private readonly chunks: Buffer[] = [];
     private length = 0;
     private readonly timer: NodeJS.Timeout | undefined;
-    private readonly decoder: Transform | undefined;
+    // The decoders the body goes through, in order; none when it is read as it is.
+    private readonly decoders: Transform[] = [];
     private readonly maxBytes: number;
 
     constructor(
@@ -147,25 +131,27 @@ class PayloadReader {
             return;
         }
 
-        this.decoder = decoderFor(res, options.gunzip);
-        if (
-            this.maxBytes > 0 &&
-            this.decoder === undefined &&
-            Number(headersOf(res)['content-length']) > this.maxBytes
-        ) {
+        const decoders = decodersFor(res, options.gunzip ? headersOf(res) : noHeaders, options.gunzip);
+        if (!Array.isArray(decoders)) {
+            this.fail(decoders);
+            return;
+        }
+
+        this.decoders = decoders;
+        if (this.maxBytes > 0 && decoders.length === 0 && Number(headersOf(res)['content-length']) > this.maxBytes) {
             // No need to read what is already known to be too large.
             this.fail(payloadTooLarge(this.maxBytes));
             return;
         }
 
-        const source: ReaderStream = this.decoder ?? res;
         (res as ReaderStream)[readerOf] = this;
         res.on('error', onSourceError);
         res.on('close', onResponseClose);
-        if (this.decoder !== undefined) {
-            (this.decoder as ReaderStream)[readerOf] = this;
-            this.decoder.on('error', onDecodeError);
-            res.pipe(this.decoder);
+        let source: ReaderStream = res;
+        for (const decoder of decoders) {
+            (decoder as ReaderStream)[readerOf] = this;
+            decoder.on('error', onDecodeError);
+            source = source.pipe(decoder);
         }
 
         source.on('data', onData);
@@ -273,7 +259,10 @@ class PayloadReader {
         this.cleanUp();
         // Nothing more will be read: free the socket rather than leave a half-read response on it.
         this.res.destroy();
-        this.decoder?.destroy();
+        for (const decoder of this.decoders) {
+            decoder.destroy();
+        }
+
         this.sink.readFailed(err);
     }
 
@@ -283,12 +272,15 @@ class PayloadReader {
         const res = this.res;
         res.removeListener('error', onSourceError);
         res.removeListener('close', onResponseClose);
-        const source: Readable = this.decoder ?? res;
+        const decoders = this.decoders;
+        const source: Readable = decoders.at(-1) ?? res;
         source.removeListener('data', onData);
         source.removeListener('end', onEnd);
-        if (this.decoder !== undefined) {
-            res.unpipe(this.decoder);
-            this.decoder.removeListener('error', onDecodeError);
+        let upstream: Readable = res;
+        for (const decoder of decoders) {
+            upstream.unpipe(decoder);
+            decoder.removeListener('error', onDecodeError);
+            upstream = decoder;
         }
     }
 }

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import { isToken } from '../common/http-token.js';
 import type { HttpError } from '../errors/index.js';
 import { type CodedError, requestError, requestTimeout } from './errors.js';
+import { isCount } from './option-values.js';
 import type { RetryOptions } from './types.js';
 
 /**
@@ -32,7 +34,6 @@ const defaultMaxRetryAfter = 60_000;
 const drainLimit = 64 * 1024;
 
 const retryFields = new Set(['limit', 'methods', 'statusCodes', 'errorCodes', 'backoff', 'maxRetryAfter']);
-const methodToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Why a `retry` option value cannot be used, or undefined when it can. A problem with a field
@@ -74,7 +75,7 @@ function fieldProblem(field: string, value: unknown): string | undefined {
         case 'maxRetryAfter':
             return isCount(value) ? undefined : 'must be a non-negative integer of milliseconds';
         case 'methods':
-            return isArrayOf(value, (item) => typeof item === 'string' && methodToken.test(item))
+            return isArrayOf(value, (item) => typeof item === 'string' && isToken(item))
                 ? undefined
                 : 'must be an array of HTTP method names';
         case 'statusCodes':
@@ -114,10 +115,6 @@ function backoffProblem(value: unknown): string | undefined {
     }
 
     return undefined;
-}
-
-function isCount(value: unknown): boolean {
-    return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
 function isArrayOf(value: unknown, isItem: (item: unknown) => boolean): boolean {

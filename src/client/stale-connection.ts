@@ -1,7 +1,6 @@
-import type { ClientRequest } from 'node:http';
-import type { Socket } from 'node:net';
 import type { HttpError } from '../errors/index.js';
 import { type CodedError, requestError } from './errors.js';
+import type { ResendReason } from './types.js';
 
 /**
  * The re-send of a request that failed on a kept-alive connection the server had just closed (the
@@ -10,70 +9,61 @@ import { type CodedError, requestError } from './errors.js';
  * came back and sending the request again cannot do anything the caller did not ask for.
  */
 
-/** Why a hop is a re-send of the one before it: `uri.resendReason` in the event pipeline. */
-export type ResendReason = 'stale-connection';
-
 // The methods whose repetition the caller cannot tell from one request (RFC 9110 9.2.2).
 const idempotentMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 
 // What a write to, or a read from, a connection the peer closed while it sat idle gives.
 const closedConnectionCodes = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
-// The bytes the socket had read when the hop got it: anything more at the failure is the response begun.
-const bytesReadAtStart = Symbol('tracewire.bytesReadAtStart');
-type TrackedRequest = ClientRequest & { [bytesReadAtStart]?: number };
-
-/** Call on every hop's request: notes where its response would begin on a reused connection. */
-export function trackReusedSocket(req: ClientRequest): void {
-    req.once('socket', noteBytesRead);
+/** What the flow knows of a hop that failed before its response (the wire facts come from the hop). */
+export interface FailedHop {
+    readonly err: HttpError;
+    readonly method: string;
+    /** The request's headers as sent, for the caller's `Idempotency-Key`. */
+    readonly request: { hasHeader(name: string): boolean };
+    /** True when the hop's connection came from the pool rather than being opened for it. */
+    readonly reusedSocket: boolean;
+    /** The bytes the connection read after the hop got it: anything is the response begun. */
+    readonly responseBytes: number;
+    /** True when the payload (none, a string, a Buffer, or a stream with its copy) can be sent again. */
+    readonly replayable: boolean;
+    /** Why this hop is itself a re-send, if it is one. */
+    readonly resendReason: ResendReason | undefined;
 }
 
-function noteBytesRead(this: TrackedRequest, socket: Socket): void {
-    if (this.reusedSocket) {
-        this[bytesReadAtStart] = socket.bytesRead;
+/**
+ * True when the hop failed because its reused connection was already closed by the server: reset or
+ * broken pipe before a single byte of the response. The pool's other idle connections are suspect too.
+ */
+export function failedOnStaleConnection(hop: FailedHop): boolean {
+    const { err } = hop;
+    if (!hop.reusedSocket || hop.responseBytes !== 0 || err.typeof !== requestError) {
+        return false;
     }
+
+    const code = (err.data as CodedError | null)?.code;
+    return code !== undefined && closedConnectionCodes.has(code);
 }
 
 /**
  * True when the method (or the caller, with an `Idempotency-Key` or `X-Idempotency-Key` header, as
  * Go decides it) makes a second copy of the request harmless.
  */
-export function isIdempotent(method: string, req: ClientRequest): boolean {
-    return idempotentMethods.has(method) || req.hasHeader('idempotency-key') || req.hasHeader('x-idempotency-key');
-}
-
-/** What the flow knows of a hop that failed before its response. */
-export interface FailedHop {
-    readonly req: ClientRequest;
-    readonly err: HttpError;
-    readonly method: string;
-    /** True when the payload (none, a string, a Buffer, or a stream with its copy) can be sent again. */
-    readonly replayable: boolean;
-    /** True when this hop is already the re-send of a stale connection's failure. */
-    readonly resent: boolean;
+export function isIdempotent(hop: FailedHop): boolean {
+    return (
+        idempotentMethods.has(hop.method) ||
+        hop.request.hasHeader('idempotency-key') ||
+        hop.request.hasHeader('x-idempotency-key')
+    );
 }
 
 /**
- * The reason to send the hop again at once, or undefined when its failure stands: the connection was
- * reused, the server closed it (reset, broken pipe) before a single byte of the response, the request
- * is idempotent and its payload can be sent again, and this is not already the re-send.
+ * The reason to send the hop again at once, or undefined when its failure stands: it failed on a
+ * stale connection, the request is idempotent and its payload can be sent again, and the hop is not
+ * already a re-send (one per hop).
  */
 export function staleResendReason(hop: FailedHop): ResendReason | undefined {
-    const { req, err } = hop;
-    if (hop.resent || !req.reusedSocket || err.typeof !== requestError) {
-        return undefined;
-    }
-
-    const code = (err.data as CodedError | null)?.code;
-    if (code === undefined || !closedConnectionCodes.has(code)) {
-        return undefined;
-    }
-
-    const before = (req as TrackedRequest)[bytesReadAtStart];
-    const socket = req.socket;
-    if (before === undefined || (socket !== null && socket.bytesRead !== before)) {
-        return undefined;
-    }
-
-    return hop.replayable && isIdempotent(hop.method, req) ? 'stale-connection' : undefined;
+    return hop.resendReason === undefined && hop.replayable && failedOnStaleConnection(hop) && isIdempotent(hop)
+        ? 'stale-connection'
+        : undefined;
 }

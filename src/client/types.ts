@@ -32,7 +32,7 @@ export type BeforeRedirect = (
 export type Redirected = (statusCode: number, location: string, req: ClientRequest) => void;
 
 /**
- * Request options (spec 2.1), accepted by `request()` and the per-method helpers. `null` or
+ * Request options, accepted by `request()` and the per-method helpers. `null` or
  * `undefined` for an option means "not set": the client's default applies.
  */
 export interface RequestOptions {
@@ -114,9 +114,9 @@ export interface RetryOptions {
     maxRetryAfter?: number | null | undefined;
 }
 
-/** Read options (spec 2.2), accepted by `read()` and the per-method helpers. */
+/** Read options, accepted by `read()` and the per-method helpers. */
 export interface ReadOptions {
-    /** `true`: decode a gzip, deflate or br `content-encoding`; `'force'`: decode even without one. Default false. */
+    /** `true`: decode a gzip, deflate, br or zstd (where the runtime has it) `content-encoding`, lists included; `'force'`: decode even without one. Default false. */
     gunzip?: boolean | 'force' | null | undefined;
     /** `true`: parse JSON content types (`+json` included); `'strict'`: 406 for other types; `'force'`: always parse. */
     json?: boolean | 'strict' | 'force' | null | undefined;
@@ -131,7 +131,7 @@ export interface ReadOptions {
 /** Options of the per-method helpers (`get`, `post`, ...): request and read options together. */
 export interface RequestAndReadOptions extends RequestOptions, ReadOptions {}
 
-/** The three connection pools of a client (spec 2.5). */
+/** The three connection pools of a client (README, "Agents"). */
 export interface Agents {
     http: HttpAgent;
     https: HttpsAgent;
@@ -139,7 +139,7 @@ export interface Agents {
     httpsAllowUnauthorized: HttpsAgent;
 }
 
-/** Options of `defaults()` (spec 2.3). */
+/** Options of `defaults()`: every request and read option, plus `agents` and `events`. */
 export interface DefaultsOptions extends RequestAndReadOptions {
     agents?: Agents | null | undefined;
     /** `true` gives the new client an `events` emitter (a client derived from it shares that emitter). */
@@ -176,8 +176,11 @@ export interface RequestUri extends URL {
     /** The stale-connection re-sends made so far by this request (see the README's "Stale connections"). */
     staleResends: number;
     /** `'stale-connection'` when this hop re-sends one that failed on a kept-alive connection the server had closed. */
-    resendReason: 'stale-connection' | undefined;
+    resendReason: ResendReason | undefined;
 }
+
+/** Why a hop is a re-send of the one before it, outside redirects and retries: `uri.resendReason`. */
+export type ResendReason = 'stale-connection';
 
 /**
  * The `details` argument of the `response` event.
@@ -237,7 +240,7 @@ export interface ResponseWithPayload<T = unknown> {
     payload: T;
 }
 
-/** `data` of the `HttpError` the helpers throw for a 4xx or 5xx status (spec 7.1). */
+/** `data` of the `HttpError` the helpers throw for a 4xx or 5xx status. */
 export interface ResponseErrorData<T = unknown> {
     isResponseError: true;
     headers: IncomingHttpHeaders;

@@ -108,24 +108,25 @@ describe('7. Errors', () => {
         it('a 2xx whose JSON body does not parse is still the 502 invalid JSON error', async () => {
             const err = await failure(client.get(`${server.url}/bad-json?status=200`, { json: true }));
             expect(err.message).toMatch(/^Invalid JSON response payload/);
-            expect((err.data as { res: unknown }).res).toBeDefined();
+            expect((err.data as { res: import('node:http').IncomingMessage }).res.statusCode).toBe(200);
         });
 
         it('every read failure of a helper carries the response as data.res', async () => {
-            const cases: Array<[string, object, number]> = [
-                ['/html?status=200', { json: 'strict' }, 406],
-                ['/bad-json?status=200', { json: true }, 502],
-                ['/?status=200', { maxBytes: 1 }, 413],
-                ['/stall', { timeout: 300 }, 408],
-                ['/cut', {}, 500],
-                ['/html?status=404', { maxBytes: 1 }, 413]
+            // [path, options, the error's status, the status of the response it carries]
+            const cases: Array<[string, object, number, number]> = [
+                ['/html?status=200', { json: 'strict' }, 406, 200],
+                ['/bad-json?status=200', { json: true }, 502, 200],
+                ['/?status=200', { maxBytes: 1 }, 413, 200],
+                ['/stall', { timeout: 300 }, 408, 200],
+                ['/cut', {}, 500, 200],
+                ['/html?status=404', { maxBytes: 1 }, 413, 404]
             ];
-            for (const [path, options, status] of cases) {
+            for (const [path, options, status, responseStatus] of cases) {
                 const err = await failure(client.get(`${server.url}${path}`, options));
                 expect(err.output.statusCode).toBe(status);
                 const res = (err.data as { res: import('node:http').IncomingMessage }).res;
-                expect(res.statusCode).toBeGreaterThanOrEqual(200);
-                expect(res.headers).toBeDefined();
+                expect(res.statusCode).toBe(responseStatus);
+                expect(res.headers.date).toEqual(expect.any(String));
             }
         });
 

@@ -321,6 +321,19 @@ describe('6. Events', () => {
             expect(log.filter(([name]) => name === 'response')).toHaveLength(1);
         });
 
+        it('request: a listener that aborts the signal, then throws, still leaves one response event', async () => {
+            const { traced, log } = recording();
+            const controller = new AbortController();
+            traced.events!.on('request', () => {
+                controller.abort();
+                throw new Error('listener bug');
+            });
+            await expect(traced.get(server.url, { signal: controller.signal })).rejects.toThrow(
+                'Client request aborted'
+            );
+            expect(log.filter(([name]) => name === 'response')).toHaveLength(1);
+        });
+
         it('response: the request rejects with the listener error', async () => {
             const traced = client.defaults({ events: true });
             let res: IncomingMessage | undefined;

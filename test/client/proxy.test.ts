@@ -4,7 +4,7 @@ import * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Client, type ClientEvents } from '../../src/client/index.js';
-import { proxyPoolCount, proxyPoolLimit } from '../../src/client/proxy.js';
+import { proxyPoolLimit } from '../../src/client/proxy.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { type Echo, echo, startHttp, startHttps, type TestServer } from './helpers.js';
 import { startProxy, type TestProxy } from './test-proxy.js';
@@ -156,9 +156,17 @@ describe('proxy: http targets go to the proxy in absolute form', () => {
         }
 
         expect(proxy.forwarded).toHaveLength(proxyPoolLimit + 6);
-        expect(proxyPoolCount(user.agents)).toBe(proxyPoolLimit);
         // The retired pools closed their idle connections.
         await until(() => openSockets() - before <= proxyPoolLimit);
+        // The newest pools are kept (their connection is reused), the oldest were retired (a new one is opened).
+        const connections = proxy.connections;
+        await user.get(`${origin.url}/rotating`, {
+            proxy: `http://user${proxyPoolLimit + 5}:pw@127.0.0.1:${proxy.port}`
+        });
+        await user.get(`${origin.url}/rotating`, { proxy: `http://user6:pw@127.0.0.1:${proxy.port}` });
+        expect(proxy.connections).toBe(connections);
+        await user.get(`${origin.url}/rotating`, { proxy: `http://user0:pw@127.0.0.1:${proxy.port}` });
+        expect(proxy.connections).toBe(connections + 1);
     });
 
     it('is also taken from defaults()', async () => {

@@ -4,6 +4,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedDestination } from '../../src/client/destination.js';
 import { client } from '../../src/client/index.js';
@@ -163,9 +164,10 @@ describe('2.1 Client request options', () => {
         expect(stream.readableDidRead).toBe(false);
     });
 
-    it('asks for gzip (accept-encoding) when gunzip is set, unless the caller chose', async () => {
-        expect((await sent({ gunzip: true } as never, '/', 'GET')).headers['accept-encoding']).toBe('gzip');
-        expect((await sent({ gunzip: 'force' } as never, '/', 'GET')).headers['accept-encoding']).toBe('gzip');
+    it('offers what read() decodes (accept-encoding) when gunzip is set, unless the caller chose', async () => {
+        const offer = 'createZstdDecompress' in zlib ? 'gzip, br, zstd' : 'gzip, br';
+        expect((await sent({ gunzip: true } as never, '/', 'GET')).headers['accept-encoding']).toBe(offer);
+        expect((await sent({ gunzip: 'force' } as never, '/', 'GET')).headers['accept-encoding']).toBe(offer);
         expect(
             (await sent({ gunzip: true, headers: { 'accept-encoding': 'br' } } as never, '/', 'GET')).headers[
                 'accept-encoding'

@@ -34,13 +34,16 @@ const encoders: Record<string, (body: string) => Buffer> = {
     gzip: (body) => gzipSync(body),
     'x-gzip': (body) => gzipSync(body),
     deflate: (body) => deflateSync(body),
-    br: (body) => brotliCompressSync(body)
+    br: (body) => brotliCompressSync(body),
+    // Content-Encoding lists name the codings in the order they were applied.
+    'gzip, identity': (body) => gzipSync(body),
+    'deflate, gzip': (body) => gzipSync(deflateSync(body))
 };
 
 /**
  * The routes every server answers (after reading the whole request body):
  * - `/redirect/<status>?to=<location>`: that status, with that location (none without `to`).
- * - `/reply/<status>?type=<content-type>&body=<text>&encoding=<gzip|deflate|br|x-gzip>&label=0`:
+ * - `/reply/<status>?type=<content-type>&body=<text>&encoding=<gzip|deflate|br|x-gzip|a list>&label=0`:
  *   that status and body, compressed by `encoding` (labelled in content-encoding unless `label=0`).
  * - `/slow/<ms>`: 'slow' after that many milliseconds.
  * - `/slow-redirect/<ms>?to=<location>`: a 302 to that location after that many milliseconds.

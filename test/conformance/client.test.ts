@@ -1,6 +1,6 @@
 /**
  * Differential conformance of the client against @hapi/wreck, the library whose interface it takes
- * (spec section A). Every scenario runs twice on the same real loopback servers, once with each
+ * (README, "Client"). Every scenario runs twice on the same real loopback servers, once with each
  * client, and compares what the servers received (method, path, every header, body) and what the
  * caller got (the value, or the error's status, message class and data).
  *
@@ -29,7 +29,7 @@ import {
     startServers
 } from './client.harness.js';
 
-// Both clients, seen through the interface they share (spec 4.A).
+// Both clients, seen through the interface they share (README, "Client").
 // biome-ignore lint/suspicious/noExplicitAny: the two libraries' types differ in detail; scenarios use the shared surface.
 type AnyClient = any;
 
@@ -660,8 +660,41 @@ describe('2.2 read options: gunzip × json × content types and encodings', () =
             }
         }
     );
-    conform('gunzip as a request option', (c, env) =>
-        c.get(replyUrl(env, 'z', 'text/plain', 'gzip'), { gunzip: true })
+    conform(
+        'gunzip as a request option',
+        (c, env) => c.get(replyUrl(env, 'z', 'text/plain', 'gzip'), { gunzip: true }),
+        {
+            guide: 'gunzip offers every coding it decodes',
+            check: (ours, theirs) => {
+                expect(theirs.received[0]?.headers['accept-encoding']).toBe('gzip');
+                expect(ours.received[0]?.headers['accept-encoding']).toMatch(/^gzip, br(, zstd)?$/);
+                expect(ours.outcome).toEqual(theirs.outcome);
+            }
+        }
+    );
+    for (const encoding of ['gzip, identity', 'deflate, gzip']) {
+        conform(
+            `a content-encoding list (${encoding}) with gunzip`,
+            (c, env) => c.get(replyUrl(env, 'listed', 'text/plain', encoding), { gunzip: true }),
+            {
+                guide: 'Content-Encoding lists are decoded, unknown codings refused',
+                check: (ours) => {
+                    expect(value(ours).payload).toEqual({ buffer: 'listed' });
+                }
+            }
+        );
+    }
+
+    conform(
+        'a HEAD answered with content-encoding gzip, read with gunzip',
+        async (c, env) => c.read(await c.request('HEAD', replyUrl(env, 'z', 'text/plain', 'gzip')), { gunzip: true }),
+        {
+            guide: 'A response without a body is not decoded',
+            check: (ours, theirs) => {
+                expect(theirs.outcome).toEqual({ error: { class: 'decompression' } });
+                expect(ours.outcome).toEqual({ value: { payload: { buffer: '' } } });
+            }
+        }
     );
     conform('invalid JSON with json: true', (c, env) =>
         c.get(`${env.http}/reply/200?type=application/json&body=${encodeURIComponent('{"a":')}`, { json: true })

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
-import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/keep-alive.js';
+import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/socket-release.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { settle, socketCount, startHttp, type TestServer } from '../client/helpers.js';
 import { setupOtel } from '../instrumentation/otel.js';
@@ -85,6 +85,20 @@ describe('stale connections: a request that fails on a reused connection the ser
             { resendReason: undefined, staleResends: 0, failed: true },
             { resendReason: 'stale-connection', staleResends: 1, failed: false }
         ]);
+    });
+
+    it('retires the idle connections of the same pool that are older, so the re-send is not made on one of them', async () => {
+        const api = new Client();
+        const start = seen.length;
+        // Two connections in the pool, both of which the server will drop on their next request.
+        await Promise.all([api.get(`${server.url}/close-reused`), api.get(`${server.url}/close-reused`)]);
+        await settle();
+        expect(Object.values(api.agents.http.freeSockets)[0]).toHaveLength(2);
+        const { payload } = await api.get<Buffer>(`${server.url}/close-reused`);
+        expect(payload.toString()).toBe('ok');
+        // The dropped request on the newest idle connection, then the re-send on a new one, not on the other idle one.
+        expect(seen.slice(start).map((hop) => hop.order)).toEqual([1, 1, 2, 1]);
+        api.agents.http.destroy();
     });
 
     it('a request on a fresh connection is never sent twice', async () => {

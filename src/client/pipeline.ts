@@ -1,0 +1,67 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { EventEmitter } from 'eventemitter3';
+import type { HttpError } from '../errors/index.js';
+import { clientFailure } from './errors.js';
+import type { ClientEvents, EffectiveOptions, RequestUri } from './types.js';
+
+/**
+ * The one place a hop reports itself: `preRequest` -> `request` -> `response` (README, "The event
+ * pipeline"). Whatever else comes to observe hops joins here, beside the emitter.
+ */
+export type Pipeline = EventEmitter<ClientEvents>;
+
+/**
+ * The pipeline a new request reports to. An emitter without a pipeline listener counts as none, so
+ * `events: true` costs nothing until something subscribes. The choice holds for the whole request:
+ * a listener added while a request is under way sees the requests that start after it, never half
+ * of one (a `response` without its `preRequest`).
+ */
+export function observedPipeline(events: EventEmitter<ClientEvents> | undefined): Pipeline | undefined {
+    if (
+        events === undefined ||
+        (events.listenerCount('preRequest') === 0 &&
+            events.listenerCount('request') === 0 &&
+            events.listenerCount('response') === 0)
+    ) {
+        return undefined;
+    }
+
+    return events;
+}
+
+/** `preRequest`: listeners may change the uri and the options; a throwing listener throws here. */
+export function announceHop(pipeline: Pipeline, uri: RequestUri, options: EffectiveOptions): void {
+    pipeline.emit('preRequest', uri, options);
+}
+
+/** `request`: the error that fails the hop when a listener throws, else undefined. */
+export function announceRequest(pipeline: Pipeline, req: ClientRequest): HttpError | undefined {
+    try {
+        pipeline.emit('request', req);
+    } catch (err) {
+        return clientFailure(`A request event listener threw: ${(err as Error).message}`, err);
+    }
+
+    return undefined;
+}
+
+/**
+ * `response`, once per hop. A throwing listener must not crash the process from inside a socket
+ * callback: its error is returned, for the request to fail with.
+ */
+export function reportHop(
+    pipeline: Pipeline,
+    err: HttpError | undefined,
+    req: ClientRequest | undefined,
+    res: IncomingMessage | undefined,
+    start: number,
+    uri: RequestUri
+): HttpError | undefined {
+    try {
+        pipeline.emit('response', err, { req, res, start, uri });
+    } catch (listenerErr) {
+        return clientFailure(`A response event listener threw: ${(listenerErr as Error).message}`, listenerErr);
+    }
+
+    return undefined;
+}
