@@ -4,7 +4,7 @@ import type {
     IncomingMessage,
     RequestOptions as NodeRequestOptions
 } from 'node:http';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { checkServerIdentity, type PeerCertificate, TLSSocket } from 'node:tls';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
@@ -211,11 +211,13 @@ function carryOriginTls(nodeOptions: NodeRequestOptions, destination: Destinatio
         }
     }
 
-    if (options.servername === undefined) {
-        // The tunnel's agent connects without the origin's host (an IP gets no server name), so TLS would
-        // check the certificate against 'localhost': check it against the origin's host, as directly.
+    const host = destination.hostname.replace(/^\[|\]$/g, '');
+    if (options.servername === undefined && isIP(host) !== 0 && options.rejectUnauthorized !== false) {
+        // The tunnel's agent names a host name as the server name, but connects to an IP origin without
+        // its host, so TLS would check the certificate against another name: check it against the IP.
+        // Only here, where the check matters: since Node 22 a per-request checkServerIdentity keeps the
+        // connection out of the pool.
         const check = (options.checkServerIdentity as typeof checkServerIdentity | undefined) ?? checkServerIdentity;
-        const host = destination.hostname;
         options.checkServerIdentity = (_name: string, certificate: PeerCertificate) => check(host, certificate);
     }
 }
