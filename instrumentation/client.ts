@@ -306,8 +306,8 @@ class EventInstrumentation {
             metricAttributes[ATTR_URL_TEMPLATE] = route;
         }
 
-        // Retries and redirects are both re-sends, counted together as the semantic conventions define it.
-        const resendCount = uri.redirectCount + uri.retryCount;
+        // Retries, redirects and stale-connection re-sends are all re-sends, counted together as the semantic conventions define it.
+        const resendCount = uri.redirectCount + uri.retryCount + uri.staleResends;
         if (resendCount > 0) {
             attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = resendCount;
         }

@@ -1,6 +1,7 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, destinationOf } from './destination.js';
 import { aborted, clientFailure, requestError } from './errors.js';
@@ -10,14 +11,15 @@ import type { PayloadReplay } from './payload-replay.js';
 import { announceHop, announceRequest, type Pipeline, reportHop } from './pipeline.js';
 import { trackUpload, type UploadOwner } from './progress.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError, routeThroughProxy, usesProxy, watchProxy } from './proxy.js';
-import type { Agents, EffectiveOptions, RequestUri } from './types.js';
-import { closeUnusedOnRelease } from './unused-sockets.js';
+import { governSocketRelease, retireIdlePeers } from './socket-release.js';
+import type { Agents, EffectiveOptions, RequestUri, ResendReason } from './types.js';
 
 /** What a hop needs from the request it belongs to (request-flow.ts), and how it hands its end back. */
 export interface HopOwner {
     readonly agents: Agents;
     readonly redirectCount: number;
     readonly retryCount: number;
+    readonly staleResends: number;
     /**
      * The replay that sends this hop's stream payload, or why the stream cannot be sent; undefined
      * for a payload that is not a stream.
@@ -51,7 +53,12 @@ export class Hop implements UploadOwner {
     /** Where the request goes; set before the request is created. */
     destination!: Destination;
     ended = false;
+    /** True once the request got a connection from the pool rather than a new one. */
+    reusedSocket = false;
 
+    private agent: Agent | undefined;
+    // What the reused connection had read when the hop got it: anything more is this hop's response.
+    private bytesReadAtStart = 0;
     private proxy: ProxyRoute | undefined;
     // The stream payload this hop sends, through the request's replay of it.
     private stream: PayloadReplay | undefined;
@@ -64,7 +71,9 @@ export class Hop implements UploadOwner {
         method: string,
         /** The hop's effective options (`preRequest` listeners may edit them). */
         readonly options: EffectiveOptions,
-        private readonly pipeline: Pipeline | undefined
+        private readonly pipeline: Pipeline | undefined,
+        /** Why this hop re-sends the one before it, when it is a stale connection's re-send. */
+        readonly resendReason: ResendReason | undefined = undefined
     ) {
         this.method = method;
     }
@@ -89,6 +98,8 @@ export class Hop implements UploadOwner {
                 uri.headers = headers;
                 uri.redirectCount = this.owner.redirectCount;
                 uri.retryCount = this.owner.retryCount;
+                uri.staleResends = this.owner.staleResends;
+                uri.resendReason = this.resendReason;
                 this.uri = uri;
                 const givenPayload = options.payload;
                 announceHop(pipeline, uri, options);
@@ -130,7 +141,11 @@ export class Hop implements UploadOwner {
             }
 
             this.proxy = route;
-            closeUnusedOnRelease(nodeOptions.agent);
+            if (typeof nodeOptions.agent === 'object') {
+                this.agent = nodeOptions.agent;
+                governSocketRelease(this.agent);
+            }
+
             req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
@@ -148,6 +163,7 @@ export class Hop implements UploadOwner {
         req.on('response', onResponse);
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
+        req.once('socket', onSocket);
         this.owner.requestCreated(req, options);
         if (pipeline !== undefined) {
             const failure = announceRequest(pipeline, req);
@@ -233,6 +249,26 @@ export class Hop implements UploadOwner {
         this.end(undefined, res);
     }
 
+    /** The connection is assigned: note whether it was reused, and where its response would begin. */
+    gotSocket(req: ClientRequest, socket: Socket): void {
+        this.reusedSocket = req.reusedSocket;
+        this.bytesReadAtStart = socket.bytesRead;
+    }
+
+    /** The bytes the hop's connection read since the hop got it: 0 while no byte of a response came. */
+    responseBytes(): number {
+        const socket = this.req?.socket;
+        return socket == null ? 0 : socket.bytesRead - this.bytesReadAtStart;
+    }
+
+    /** The hop's connection was stale: retire the idle connections of its pool that are older still. */
+    retireIdlePeers(): void {
+        const socket = this.req?.socket;
+        if (this.agent !== undefined && socket != null) {
+            retireIdlePeers(this.agent, socket);
+        }
+    }
+
     /** The 502 of a network error, naming the proxy when that could not be reached. */
     networkError(err: Error): HttpError {
         return this.proxy === undefined ? requestError(err) : proxyRequestError(this.proxy, err);
@@ -261,6 +297,10 @@ function onRequestError(this: HopRequest, err: Error): void {
         // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
         hop.end(this.aborted ? aborted(undefined, 'request') : hop.networkError(err), undefined);
     }
+}
+
+function onSocket(this: HopRequest, socket: Socket): void {
+    this[hopOf].gotSocket(this, socket);
 }
 
 function onRequestClose(this: HopRequest): void {

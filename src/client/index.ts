@@ -31,6 +31,7 @@ export type {
     RequestOptions,
     RequestPromise,
     RequestUri,
+    ResendReason,
     ResponseDetails,
     ResponseErrorData,
     ResponseWithPayload,

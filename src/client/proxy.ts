@@ -4,8 +4,8 @@ import type {
     IncomingMessage,
     RequestOptions as NodeRequestOptions
 } from 'node:http';
-import type { Socket } from 'node:net';
-import { TLSSocket } from 'node:tls';
+import { isIP, type Socket } from 'node:net';
+import { checkServerIdentity, type PeerCertificate, TLSSocket } from 'node:tls';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { getProxyForUrl } from 'proxy-from-env';
@@ -149,6 +149,10 @@ export function routeThroughProxy(
         return url;
     }
 
+    if (destination.isHttps) {
+        carryOriginTls(nodeOptions, destination);
+    }
+
     nodeOptions.agent = proxyAgent(agents, url, destination.isHttps, destination.isHttps ? credential : undefined);
     return {
         name: redactedProxy(url),
@@ -158,6 +162,64 @@ export function routeThroughProxy(
         connectHeaders: undefined,
         connected: false
     };
+}
+
+/**
+ * The settings of a TLS connection to the origin, as `tls.connect()` takes them: what a custom
+ * https agent carries to trust an in-house CA, present a client certificate or pin the protocol.
+ */
+const originTlsOptions = [
+    'ALPNProtocols',
+    'ca',
+    'cert',
+    'checkServerIdentity',
+    'ciphers',
+    'clientCertEngine',
+    'crl',
+    'dhparam',
+    'ecdhCurve',
+    'honorCipherOrder',
+    'key',
+    'maxVersion',
+    'minDHSize',
+    'minVersion',
+    'passphrase',
+    'pfx',
+    'privateKeyEngine',
+    'privateKeyIdentifier',
+    'rejectUnauthorized',
+    'secureContext',
+    'secureOptions',
+    'secureProtocol',
+    'servername',
+    'session',
+    'sessionIdContext',
+    'sigalgs'
+] as const;
+
+/**
+ * Puts the TLS settings of the https agent the hop would use without a proxy on its options: the
+ * tunnel's agent makes the TLS connection to the origin from them, so the origin is checked and
+ * greeted exactly as on a direct connection. Settings of the request itself win, as with Node's agents.
+ */
+function carryOriginTls(nodeOptions: NodeRequestOptions, destination: Destination): void {
+    const options = nodeOptions as Record<string, unknown>;
+    const agentOptions = (nodeOptions.agent as { options?: Record<string, unknown> } | undefined)?.options;
+    for (const name of originTlsOptions) {
+        if (options[name] === undefined && agentOptions?.[name] !== undefined) {
+            options[name] = agentOptions[name];
+        }
+    }
+
+    const host = destination.hostname.replace(/^\[|\]$/g, '');
+    if (options.servername === undefined && isIP(host) !== 0 && options.rejectUnauthorized !== false) {
+        // The tunnel's agent names a host name as the server name, but connects to an IP origin without
+        // its host, so TLS would check the certificate against another name: check it against the IP.
+        // Only here, where the check matters: since Node 22 a per-request checkServerIdentity keeps the
+        // connection out of the pool.
+        const check = (options.checkServerIdentity as typeof checkServerIdentity | undefined) ?? checkServerIdentity;
+        options.checkServerIdentity = (_name: string, certificate: PeerCertificate) => check(host, certificate);
+    }
 }
 
 /** The proxy URL for messages: scheme, host and port, with `***` for any credentials. */

@@ -28,7 +28,15 @@ import {
     retryPolicy,
     withAttempts
 } from './retry.js';
-import type { Agents, ClientEvents, EffectiveOptions, RequestAndReadOptions, RequestPromise } from './types.js';
+import { type FailedHop, failedOnStaleConnection, staleResendReason } from './stale-connection.js';
+import type {
+    Agents,
+    ClientEvents,
+    EffectiveOptions,
+    RequestAndReadOptions,
+    RequestPromise,
+    ResendReason
+} from './types.js';
 
 /** What a request needs from its client. */
 export interface ClientContext {
@@ -52,7 +60,7 @@ export const resolveResponse: Finisher = {
  * One call of `request()` or of a helper: validates, then runs one hop after another (hop.ts) — the
  * first request, each redirect, each retry — deciding after each what comes next, and settles the
  * promise exactly once. It owns what spans hops: the signal, the `timeout` timer, the stream payload's
- * replay, the redirect trace and the retry count.
+ * replay, the redirect trace, the retry count and the stale-connection re-sends.
  */
 export class RequestFlow implements HopOwner {
     readonly promise: RequestPromise;
@@ -60,6 +68,7 @@ export class RequestFlow implements HopOwner {
     firstReq: ClientRequest | undefined;
     redirectCount = 0;
     retryCount = 0;
+    staleResends = 0;
 
     private resolve!: (value: unknown) => void;
     private reject!: (err: HttpError) => void;
@@ -154,8 +163,13 @@ export class RequestFlow implements HopOwner {
         this.startHop(normalizedMethod as string, target, merged);
     }
 
-    private startHop(method: string, target: URL | Destination, options: EffectiveOptions): Hop {
-        const hop = new Hop(this, method, options, this.pipeline);
+    private startHop(
+        method: string,
+        target: URL | Destination,
+        options: EffectiveOptions,
+        resendReason?: ResendReason
+    ): Hop {
+        const hop = new Hop(this, method, options, this.pipeline, resendReason);
         this.hop = hop;
         hop.send(target);
         return hop;
@@ -244,6 +258,10 @@ export class RequestFlow implements HopOwner {
     }
 
     hopFailed(hop: Hop, err: HttpError): void {
+        if (this.resendStale(hop, err)) {
+            return;
+        }
+
         const retry = this.retry;
         if (retry === undefined || !this.canRetry(retry, hop) || !isRetryableError(retry, err)) {
             this.fail(err);
@@ -344,6 +362,46 @@ export class RequestFlow implements HopOwner {
         }
     }
 
+    // Stale connections.
+
+    /**
+     * Sends the hop again, at once and outside the `retry` budget, when it failed on a kept-alive
+     * connection the server had closed (stale-connection.ts); true when it will be. The pool's idle
+     * connections older than that one are retired first, so the re-send does not land on another.
+     */
+    private resendStale(hop: Hop, err: HttpError): boolean {
+        const failed: FailedHop = {
+            err,
+            method: hop.method,
+            request: hop.req!,
+            reusedSocket: hop.reusedSocket,
+            responseBytes: hop.responseBytes(),
+            replayable: !isStream(hop.options.payload) || this.replay?.replayProblem() === undefined,
+            resendReason: hop.resendReason
+        };
+        if (!failedOnStaleConnection(failed)) {
+            return false;
+        }
+
+        hop.retireIdlePeers();
+        const reason = staleResendReason(failed);
+        if (reason === undefined || this.settled) {
+            return false;
+        }
+
+        this.staleResends++;
+        // After the failed request's own error handling: its socket leaves the pool first.
+        process.nextTick(onResendDue, this, hop, reason);
+        return true;
+    }
+
+    /** The re-send of a stale connection's hop, unless the request was settled (aborted) meanwhile. */
+    resendNow(hop: Hop, reason: ResendReason): void {
+        if (!this.settled) {
+            this.startHop(hop.method, hop.destination, hop.options, reason);
+        }
+    }
+
     // Retries.
 
     /** True when one more attempt of `hop` is allowed: retries left, method, payload. */
@@ -417,6 +475,10 @@ export class RequestFlow implements HopOwner {
  */
 function socketBaseFor(uri: string, socketPath: string | undefined): string | undefined {
     return socketPath !== undefined && uri.charCodeAt(0) === 47 ? 'http://localhost' : undefined;
+}
+
+function onResendDue(flow: RequestFlow, hop: Hop, reason: ResendReason): void {
+    flow.resendNow(hop, reason);
 }
 
 function onRetryDue(flow: RequestFlow, hop: Hop): void {

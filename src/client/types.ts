@@ -194,7 +194,14 @@ export interface RequestUri extends URL {
     redirectCount: number;
     /** 0 for the first attempt, n for the n-th retry (with the `retry` option). */
     retryCount: number;
+    /** The stale-connection re-sends made so far by this request (see the README's "Stale connections"). */
+    staleResends: number;
+    /** `'stale-connection'` when this hop re-sends one that failed on a kept-alive connection the server had closed. */
+    resendReason: ResendReason | undefined;
 }
+
+/** Why a hop is a re-send of the one before it, outside redirects and retries: `uri.resendReason`. */
+export type ResendReason = 'stale-connection';
 
 /**
  * The `details` argument of the `response` event.

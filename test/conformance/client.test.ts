@@ -905,7 +905,23 @@ describe('7 errors', () => {
         c.get(`${env.http}/reply/200?type=text/plain&body=x`, { json: 'strict' })
     );
     conform('request() resolves with an error status', (c, env) => c.request('GET', `${env.http}/reply/500`));
-    conform('a connection closed without an answer', (c, env) => c.get(`${env.http}/cut`));
+    conform('a connection closed without an answer', (c, env) => c.get(`${env.http}/cut`, { agent: false }));
+    conform(
+        'a kept-alive connection closed without an answer',
+        async (c, env) => {
+            await c.get(`${env.http}/a`);
+            return c.get(`${env.http}/cut`);
+        },
+        {
+            guide: 'A request that fails on a stale kept-alive connection is sent again',
+            check: (ours, theirs) => {
+                // Upstream's connection was new; ours was reused, so the request went once more, on a new one.
+                expect(ours.outcome).toEqual(theirs.outcome);
+                expect(theirs.received).toHaveLength(2);
+                expect(ours.received).toEqual([...theirs.received, theirs.received[1]]);
+            }
+        }
+    );
     conform('a refused connection', (c, env) => c.get(`http://127.0.0.1:${env.closedPort}/`));
     conform('an unsupported protocol', (c) => c.get('ftp://127.0.0.1/file'));
     conform('an invalid uri', (c) => c.get('not a uri'));

@@ -1,0 +1,221 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instrumentClient } from '../../instrumentation/index.js';
+import { Client } from '../../src/client/index.js';
+import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/socket-release.js';
+import { isHttpError } from '../../src/errors/index.js';
+import { settle, socketCount, startHttp, type TestServer } from '../client/helpers.js';
+import { setupOtel } from '../instrumentation/otel.js';
+
+/**
+ * A server that closes a kept-alive connection as the next request arrives on it: the idle-close
+ * race of a real server (nginx's keepalive_timeout), made deterministic. /close-reused answers the
+ * first request of a connection and closes the connection on any later one; /close-reused-partial
+ * sends the start of a status line first; /close-always never answers.
+ */
+interface Seen {
+    method: string;
+    url: string;
+    connection: number;
+    // 1 for the first request on its connection.
+    order: number;
+}
+
+let server: TestServer;
+const seen: Seen[] = [];
+const connections = new WeakMap<Socket, { id: number; requests: number }>();
+let nextConnection = 0;
+
+beforeAll(async () => {
+    server = await startHttp((req: IncomingMessage, res: ServerResponse) => {
+        let connection = connections.get(req.socket);
+        if (connection === undefined) {
+            connection = { id: nextConnection++, requests: 0 };
+            connections.set(req.socket, connection);
+        }
+
+        connection.requests++;
+        seen.push({ method: req.method!, url: req.url!, connection: connection.id, order: connection.requests });
+        const path = req.url!.split('?')[0];
+        const hint = new URL(req.url!, 'http://x').searchParams.get('hint');
+        req.resume();
+        if (path === '/close-always' || (connection.requests > 1 && path === '/close-reused')) {
+            req.socket.destroy();
+            return;
+        }
+
+        if (connection.requests > 1 && path === '/close-reused-partial') {
+            req.socket.end('HTTP/1.1 2');
+            return;
+        }
+
+        res.writeHead(200, hint === null ? {} : { 'keep-alive': hint });
+        res.end('ok');
+    });
+});
+
+afterAll(() => server.close());
+
+function countsFrom(start: number): { fresh: number; reused: number } {
+    const slice = seen.slice(start);
+    return {
+        fresh: slice.filter((hop) => hop.order === 1).length,
+        reused: slice.filter((hop) => hop.order > 1).length
+    };
+}
+
+describe('stale connections: a request that fails on a reused connection the server closed', () => {
+    it('is sent again at once on another connection, as a hop of its own with resendReason', async () => {
+        const api = new Client().defaults({ events: true });
+        const hops: { resendReason: string | undefined; staleResends: number; failed: boolean }[] = [];
+        api.events!.on('response', (err, { uri }) => {
+            hops.push({ resendReason: uri.resendReason, staleResends: uri.staleResends, failed: err !== undefined });
+        });
+        const start = seen.length;
+        const first = await api.get<Buffer>(`${server.url}/close-reused`);
+        expect(first.payload.toString()).toBe('ok');
+        const second = await api.get<Buffer>(`${server.url}/close-reused`);
+        expect(second.payload.toString()).toBe('ok');
+        // Three requests: the first, the one the server dropped on the reused connection, the re-send on a fresh one.
+        expect(seen.slice(start).map((hop) => hop.order)).toEqual([1, 2, 1]);
+        expect(hops).toEqual([
+            { resendReason: undefined, staleResends: 0, failed: false },
+            { resendReason: undefined, staleResends: 0, failed: true },
+            { resendReason: 'stale-connection', staleResends: 1, failed: false }
+        ]);
+    });
+
+    it('retires the idle connections of the same pool that are older, so the re-send is not made on one of them', async () => {
+        const api = new Client();
+        const start = seen.length;
+        // Two connections in the pool, both of which the server will drop on their next request.
+        await Promise.all([api.get(`${server.url}/close-reused`), api.get(`${server.url}/close-reused`)]);
+        await settle();
+        expect(Object.values(api.agents.http.freeSockets)[0]).toHaveLength(2);
+        const { payload } = await api.get<Buffer>(`${server.url}/close-reused`);
+        expect(payload.toString()).toBe('ok');
+        // The dropped request on the newest idle connection, then the re-send on a new one, not on the other idle one.
+        expect(seen.slice(start).map((hop) => hop.order)).toEqual([1, 1, 2, 1]);
+        api.agents.http.destroy();
+    });
+
+    it('a request on a fresh connection is never sent twice', async () => {
+        const api = new Client();
+        const start = seen.length;
+        const err = await api.get(`${server.url}/close-always`).catch((e: unknown) => e);
+        expect(isHttpError(err, 502)).toBe(true);
+        expect((err as { data: { code: string } }).data.code).toBe('ECONNRESET');
+        expect(seen.length - start).toBe(1);
+    });
+
+    it('is not sent again once a byte of the response arrived', async () => {
+        const api = new Client();
+        const start = seen.length;
+        await api.get(`${server.url}/close-reused-partial`);
+        const err = await api.get(`${server.url}/close-reused-partial`).catch((e: unknown) => e);
+        expect(isHttpError(err, 502)).toBe(true);
+        expect(countsFrom(start)).toEqual({ fresh: 1, reused: 1 });
+    });
+
+    it('a POST is sent again only when it carries an Idempotency-Key', async () => {
+        const api = new Client();
+        const start = seen.length;
+        await api.post(`${server.url}/close-reused`, { payload: 'a' });
+        const err = await api.post(`${server.url}/close-reused`, { payload: 'b' }).catch((e: unknown) => e);
+        expect(isHttpError(err, 502)).toBe(true);
+        expect(countsFrom(start)).toEqual({ fresh: 1, reused: 1 });
+
+        await api.post(`${server.url}/close-reused`, { payload: 'c' });
+        const keyed = await api.post<Buffer>(`${server.url}/close-reused`, {
+            payload: 'd',
+            headers: { 'idempotency-key': 'k-1' }
+        });
+        expect(keyed.payload.toString()).toBe('ok');
+        expect(countsFrom(start)).toEqual({ fresh: 3, reused: 2 });
+    });
+
+    it('a stream payload is sent again only from the copy kept for redirects or retries', async () => {
+        const api = new Client();
+        const keyed = { 'idempotency-key': 'k-2' };
+        const start = seen.length;
+        await api.put(`${server.url}/close-reused`, { payload: 'first' });
+        const err = await api
+            .put(`${server.url}/close-reused`, { payload: Readable.from(['not', ' kept']), headers: keyed })
+            .catch((e: unknown) => e);
+        expect(isHttpError(err, 502)).toBe(true);
+        expect(countsFrom(start)).toEqual({ fresh: 1, reused: 1 });
+
+        await api.put(`${server.url}/close-reused`, { payload: 'again' });
+        const { res } = await api.put(`${server.url}/close-reused`, {
+            payload: Readable.from(['kept', ' copy']),
+            headers: keyed,
+            redirects: 1
+        });
+        expect(res.statusCode).toBe(200);
+        expect(countsFrom(start)).toEqual({ fresh: 3, reused: 2 });
+    });
+
+    it('does not use the retry budget, and is made once per hop', async () => {
+        const api = new Client().defaults({ retry: { limit: 0 } });
+        await api.get(`${server.url}/close-reused`);
+        const { res } = await api.get(`${server.url}/close-reused`);
+        expect(res.statusCode).toBe(200);
+    });
+
+    it('counts in the span as a re-send (http.request.resend_count)', async () => {
+        const otel = setupOtel();
+        const api = new Client().defaults({ events: true });
+        const instrumentation = instrumentClient(api, otel);
+        await api.get(`${server.url}/close-reused`);
+        await api.get(`${server.url}/close-reused`);
+        const spans = otel.spans();
+        expect(spans.map((span) => span.attributes['http.request.resend_count'])).toEqual([undefined, undefined, 1]);
+        expect(spans[1]?.attributes['error.type']).toBe('ECONNRESET');
+        instrumentation.disable();
+        await otel.shutdown();
+    });
+});
+
+describe('stale connections: idle connections retired before the server closes them', () => {
+    it('reads the timeout of a Keep-Alive header', () => {
+        expect(keepAliveTimeout('timeout=5, max=100')).toBe(5);
+        expect(keepAliveTimeout('max=100, Timeout = "7"')).toBe(7);
+        expect(keepAliveTimeout('max=100')).toBeUndefined();
+        expect(keepAliveTimeout(undefined)).toBeUndefined();
+        expect(keepAliveTimeout(['timeout=5'])).toBeUndefined();
+    });
+
+    it('a connection whose server keeps it idle for a second or less is not kept', async () => {
+        // Node's agent reads only a header that starts with timeout=; the client reads it anywhere in the list.
+        for (const hint of ['timeout=1', 'max=5, timeout=1']) {
+            const api = new Client();
+            await api.get(`${server.url}/ok?hint=${encodeURIComponent(hint)}`);
+            await settle();
+            expect(socketCount(api.agents.http)).toBe(0);
+        }
+    });
+
+    it('an idle connection is closed the margin before the announced timeout, with a custom agent too', async () => {
+        const custom = new Client().defaults({
+            agents: {
+                http: new (await import('node:http')).Agent({ keepAlive: true }),
+                https: new (await import('node:https')).Agent({ keepAlive: true }),
+                httpsAllowUnauthorized: new (await import('node:https')).Agent({ keepAlive: true })
+            }
+        });
+        for (const api of [new Client(), custom]) {
+            await api.get(`${server.url}/ok?hint=timeout%3D2`);
+            await settle();
+            const [free] = Object.values(api.agents.http.freeSockets);
+            expect(free?.[0]?.timeout).toBe(2000 - keepAliveMarginMs);
+            // The latest response speaks for the connection (Node's server announces timeout=5).
+            await api.get(`${server.url}/ok`);
+            await settle();
+            const [again] = Object.values(api.agents.http.freeSockets);
+            expect(again?.[0]?.timeout).toBe(5000 - keepAliveMarginMs);
+            api.agents.http.destroy();
+        }
+    });
+});

@@ -1,0 +1,295 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Real nginx and squid for the integration tests: each runs as an ordinary child process on
+ * 127.0.0.1, with a generated configuration and every file it writes in a temp dir, and is stopped
+ * (no process left) by `stop()`. A missing binary is installed when we are root (a fresh machine
+ * running `npm test`, like .ci/run); otherwise the setup fails saying what to install.
+ */
+
+const isRoot = process.getuid?.() === 0;
+
+/** The path of `binary`, installing its Debian package first when it is missing and we are root. */
+export function ensureBinary(binary: string, candidates: string[], pkg: string): string {
+    const found = candidates.find((path) => existsSync(path));
+    if (found !== undefined) {
+        return found;
+    }
+
+    if (!isRoot) {
+        throw new Error(
+            `The integration tests need ${binary}: install it (apt-get install ${pkg}) or run npm test as root`
+        );
+    }
+
+    execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
+    execFileSync('apt-get', ['install', '-y', '-qq', pkg], {
+        stdio: 'ignore',
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+    });
+    const installed = candidates.find((path) => existsSync(path));
+    if (installed === undefined) {
+        throw new Error(`apt-get install ${pkg} did not provide ${binary}`);
+    }
+
+    return installed;
+}
+
+/** A port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+}
+
+/** Resolves once `port` accepts connections; rejects with the log if the process exits or it takes too long. */
+async function waitForPort(port: number, child: ChildProcess, describe: () => string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+            throw new Error(
+                `exited (${child.exitCode ?? child.signalCode}) before listening on ${port}:\n${describe()}`
+            );
+        }
+
+        const open = await new Promise<boolean>((resolve) => {
+            const socket = connect(port, '127.0.0.1');
+            socket.once('connect', () => {
+                socket.destroy();
+                resolve(true);
+            });
+            socket.once('error', () => resolve(false));
+        });
+        if (open) {
+            return;
+        }
+
+        if (Date.now() > deadline) {
+            throw new Error(`not listening on ${port} after 30 s:\n${describe()}`);
+        }
+
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+}
+
+/** A running server process and its temp dir. */
+export interface RealServer {
+    readonly dir: string;
+    read(file: string): string;
+    stop(): Promise<void>;
+}
+
+async function run(binary: string, args: string[], dir: string, ports: number[], log: string): Promise<RealServer> {
+    const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+    });
+    const read = (file: string) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), 'utf8') : '');
+    const describe = () => `${binary} ${args.join(' ')}\n${output}\n${read(log)}`;
+    const stop = async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+            const exited = new Promise((resolve) => child.once('exit', resolve));
+            child.kill('SIGTERM');
+            const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+            await exited;
+            clearTimeout(timer);
+        }
+
+        rmSync(dir, { recursive: true, force: true });
+    };
+    try {
+        for (const port of ports) {
+            await waitForPort(port, child, describe);
+        }
+    } catch (err) {
+        await stop();
+        throw err;
+    }
+
+    return { dir, read, stop };
+}
+
+/** A temp dir the server's unprivileged workers (nginx's, squid's) can read and write too. */
+function serverDir(prefix: string): string {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    chmodSync(dir, 0o777);
+    return dir;
+}
+
+export interface NginxPorts {
+    /** Plain http; gzip on; keepalive_timeout 60s; keepalive_requests 1000. */
+    http: number;
+    /** The same site over TLS with the test certificate. */
+    https: number;
+    /** Idle connections closed after `idleMs` (the idle-close race). */
+    idle: number;
+    /** At most `maxRequests` requests per connection. */
+    limited: number;
+}
+
+export interface Nginx extends RealServer {
+    readonly ports: NginxPorts;
+    /** The web root: put the files to serve here. */
+    readonly root: string;
+    /** Access log lines: `connection connection_requests method uri status`. */
+    accessLog(): { connection: number; order: number; method: string; uri: string; status: number }[];
+}
+
+export async function startNginx(options: {
+    tls: { key: Buffer; cert: Buffer };
+    idleMs: number;
+    maxRequests: number;
+    files: Record<string, string | Buffer>;
+    /** `content-encoding` values nginx adds to the files of /listed/, by path. */
+    codings: Record<string, string>;
+}): Promise<Nginx> {
+    const binary = ensureBinary('nginx', ['/usr/sbin/nginx', '/usr/local/sbin/nginx'], 'nginx-light');
+    const dir = serverDir('tracewire-nginx-');
+    const root = join(dir, 'www');
+    for (const [name, content] of Object.entries(options.files)) {
+        mkdirSync(join(root, name, '..'), { recursive: true, mode: 0o755 });
+        writeFileSync(join(root, name), content, { mode: 0o644 });
+    }
+
+    writeFileSync(join(dir, 'cert.pem'), options.tls.cert);
+    writeFileSync(join(dir, 'key.pem'), options.tls.key);
+    const ports: NginxPorts = {
+        http: await freePort(),
+        https: await freePort(),
+        idle: await freePort(),
+        limited: await freePort()
+    };
+    // The locations shared by every server block: what the tests ask of a real origin.
+    const site = `
+        root ${root};
+        location = /no-content { add_header content-encoding gzip always; return 204; }
+        location /not-modified/ { add_header content-encoding gzip always; }
+        location /static-gz/ { gzip_static on; }
+        location /listed/ { default_type application/octet-stream; gzip off; add_header content-encoding $listed_coding; }
+    `;
+    const conf = `
+        ${isRoot ? 'user root root;' : ''}
+        worker_processes 1;
+        error_log ${join(dir, 'error.log')} warn;
+        pid ${join(dir, 'nginx.pid')};
+        events { worker_connections 1024; }
+        http {
+            client_body_temp_path ${join(dir, 'body')};
+            proxy_temp_path ${join(dir, 'proxy')};
+            fastcgi_temp_path ${join(dir, 'fastcgi')};
+            uwsgi_temp_path ${join(dir, 'uwsgi')};
+            scgi_temp_path ${join(dir, 'scgi')};
+            log_format tracewire '$connection $connection_requests $request_method $request_uri $status';
+            access_log ${join(dir, 'access.log')} tracewire;
+            types { text/plain txt; application/json json; }
+            default_type text/plain;
+            gzip on;
+            gzip_min_length 1;
+            gzip_types text/plain application/json;
+            etag on;
+            map $uri $listed_coding {
+                default "";
+                ${Object.entries(options.codings)
+                    .map(([path, coding]) => `${path} "${coding}";`)
+                    .join('\n')}
+            }
+            server { listen 127.0.0.1:${ports.http}; keepalive_timeout 60s; keepalive_requests 1000; ${site} }
+            server {
+                listen 127.0.0.1:${ports.https} ssl;
+                ssl_certificate ${join(dir, 'cert.pem')};
+                ssl_certificate_key ${join(dir, 'key.pem')};
+                keepalive_timeout 60s;
+                ${site}
+            }
+            server { listen 127.0.0.1:${ports.idle}; keepalive_timeout ${options.idleMs}ms; ${site} }
+            server { listen 127.0.0.1:${ports.limited}; keepalive_timeout 60s; keepalive_requests ${options.maxRequests}; ${site} }
+        }`;
+    writeFileSync(join(dir, 'nginx.conf'), conf);
+    const server = await run(
+        binary,
+        ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
+        dir,
+        Object.values(ports),
+        'error.log'
+    );
+    return {
+        ...server,
+        ports,
+        root,
+        accessLog: () =>
+            server
+                .read('access.log')
+                .split('\n')
+                .filter((line) => line !== '')
+                .map((line) => {
+                    const [connection, order, method, uri, status] = line.split(' ');
+                    return {
+                        connection: Number(connection),
+                        order: Number(order),
+                        method: method!,
+                        uri: uri!,
+                        status: Number(status)
+                    };
+                })
+    };
+}
+
+export interface Squid extends RealServer {
+    readonly port: number;
+    /** Access log lines as squid writes them (its native format). */
+    accessLog(): string[];
+}
+
+/** Squid as a forward proxy on 127.0.0.1 asking for basic auth, checked by basic_ncsa_auth against an htpasswd file. */
+export async function startSquid(user: string, password: string): Promise<Squid> {
+    const binary = ensureBinary('squid', ['/usr/sbin/squid', '/usr/local/sbin/squid'], 'squid');
+    const helper = ['/usr/lib/squid/basic_ncsa_auth', '/usr/lib64/squid/basic_ncsa_auth'].find((path) =>
+        existsSync(path)
+    );
+    if (helper === undefined) {
+        throw new Error('squid is installed without its basic_ncsa_auth helper');
+    }
+
+    const dir = serverDir('tracewire-squid-');
+    const hash = execFileSync('openssl', ['passwd', '-apr1', password]).toString().trim();
+    writeFileSync(join(dir, 'htpasswd'), `${user}:${hash}\n`, { mode: 0o644 });
+    const port = await freePort();
+    const conf = `
+        http_port 127.0.0.1:${port}
+        visible_hostname tracewire-test
+        ${isRoot ? 'cache_effective_user proxy' : ''}
+        pid_filename ${join(dir, 'squid.pid')}
+        cache_log ${join(dir, 'cache.log')}
+        access_log stdio:${join(dir, 'access.log')}
+        coredump_dir ${dir}
+        cache deny all
+        shutdown_lifetime 0 seconds
+        auth_param basic program ${helper} ${join(dir, 'htpasswd')}
+        auth_param basic realm tracewire
+        auth_param basic children 2
+        acl authenticated proxy_auth REQUIRED
+        http_access allow authenticated
+        http_access deny all
+    `;
+    writeFileSync(join(dir, 'squid.conf'), conf, { mode: 0o644 });
+    const server = await run(binary, ['-N', '-f', join(dir, 'squid.conf')], dir, [port], 'cache.log');
+    return {
+        ...server,
+        port,
+        accessLog: () =>
+            server
+                .read('access.log')
+                .split('\n')
+                .filter((line) => line !== '')
+    };
+}
