@@ -1,7 +1,6 @@
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Socket } from 'node:net';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, destinationOf } from './destination.js';
 import { aborted, clientFailure, requestError } from './errors.js';
@@ -11,7 +10,7 @@ import type { PayloadReplay } from './payload-replay.js';
 import { announceHop, announceRequest, type Pipeline, reportHop } from './pipeline.js';
 import { trackUpload, type UploadOwner } from './progress.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError, routeThroughProxy, usesProxy, watchProxy } from './proxy.js';
-import { governSocketRelease, retireIdlePeers } from './socket-release.js';
+import { bytesSinceRelease, governSocketRelease, retireIdlePeers } from './socket-release.js';
 import type { Agents, EffectiveOptions, RequestUri, ResendReason } from './types.js';
 
 /** What a hop needs from the request it belongs to (request-flow.ts), and how it hands its end back. */
@@ -53,12 +52,8 @@ export class Hop implements UploadOwner {
     /** Where the request goes; set before the request is created. */
     destination!: Destination;
     ended = false;
-    /** True once the request got a connection from the pool rather than a new one. */
-    reusedSocket = false;
 
     private agent: Agent | undefined;
-    // What the reused connection had read when the hop got it: anything more is this hop's response.
-    private bytesReadAtStart = 0;
     private proxy: ProxyRoute | undefined;
     // The stream payload this hop sends, through the request's replay of it.
     private stream: PayloadReplay | undefined;
@@ -163,7 +158,6 @@ export class Hop implements UploadOwner {
         req.on('response', onResponse);
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
-        req.once('socket', onSocket);
         this.owner.requestCreated(req, options);
         if (pipeline !== undefined) {
             const failure = announceRequest(pipeline, req);
@@ -249,16 +243,19 @@ export class Hop implements UploadOwner {
         this.end(undefined, res);
     }
 
-    /** The connection is assigned: note whether it was reused, and where its response would begin. */
-    gotSocket(req: ClientRequest, socket: Socket): void {
-        this.reusedSocket = req.reusedSocket;
-        this.bytesReadAtStart = socket.bytesRead;
+    /** True when the request got a connection from the pool rather than a new one (Node tells). */
+    get reusedSocket(): boolean {
+        return this.req?.reusedSocket === true;
     }
 
-    /** The bytes the hop's connection read since the hop got it: 0 while no byte of a response came. */
+    /**
+     * The bytes the hop's connection read since the hop got it: 0 while no byte of a response came.
+     * The socket-release policy marks each pooled socket with what it had read, so no per-request
+     * listener is needed to learn where this hop's response would begin.
+     */
     responseBytes(): number {
         const socket = this.req?.socket;
-        return socket == null ? 0 : socket.bytesRead - this.bytesReadAtStart;
+        return socket == null ? 0 : bytesSinceRelease(socket);
     }
 
     /** The hop's connection was stale: retire the idle connections of its pool that are older still. */
@@ -297,10 +294,6 @@ function onRequestError(this: HopRequest, err: Error): void {
         // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
         hop.end(this.aborted ? aborted(undefined, 'request') : hop.networkError(err), undefined);
     }
-}
-
-function onSocket(this: HopRequest, socket: Socket): void {
-    this[hopOf].gotSocket(this, socket);
 }
 
 function onRequestClose(this: HopRequest): void {

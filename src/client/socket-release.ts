@@ -24,10 +24,13 @@ type KeepSocketAlive = (this: Agent, socket: Socket) => boolean;
 
 // When a socket went back to its pool, as an order of releases: earlier means idle longer.
 const releasedAt = Symbol('tracewire.releasedAt');
+// What the socket had read when it went back: whatever it reads later belongs to its next request.
+const bytesAtRelease = Symbol('tracewire.bytesAtRelease');
 // The request a socket is handed back for: Node sets `_httpMessage` on the socket (not in @types/node).
 type PooledSocket = Socket & {
     _httpMessage?: { res?: { headers: Record<string, string | string[] | undefined> } | null } | null;
     [releasedAt]?: number;
+    [bytesAtRelease]?: number;
 };
 
 let releases = 0;
@@ -35,14 +38,23 @@ let releases = 0;
 // The agents already under the policy: each is wrapped once, whoever made it.
 const governed = new WeakSet<Agent>();
 
+// A server sends the same `Keep-Alive` value with every response: the last one is parsed once.
+let lastHeader: string | undefined;
+let lastTimeout: number | undefined;
+
 /** The idle timeout in seconds a `Keep-Alive` header announces, or undefined when it has none. */
 export function keepAliveTimeout(header: string | string[] | undefined): number | undefined {
     if (typeof header !== 'string') {
         return undefined;
     }
 
-    const match = /(?:^|[\s,;])timeout\s*=\s*"?(\d{1,9})/i.exec(header);
-    return match === null ? undefined : Number(match[1]);
+    if (header !== lastHeader) {
+        const match = /(?:^|[\s,;])timeout\s*=\s*"?(\d{1,9})/i.exec(header);
+        lastTimeout = match === null ? undefined : Number(match[1]);
+        lastHeader = header;
+    }
+
+    return lastTimeout;
 }
 
 /** Puts `agent` under the release policy above; called by each hop with the agent it sends through. */
@@ -74,8 +86,19 @@ export function governSocketRelease(agent: Agent | boolean | undefined): void {
         }
 
         socket[releasedAt] = ++releases;
+        socket[bytesAtRelease] = socket.bytesRead;
         return true;
     };
+}
+
+/**
+ * The bytes `socket` read since it last went back to its pool: for a request on a reused socket, 0
+ * while no byte of its response has come. A socket pooled before the policy applied to its agent
+ * gives all it ever read, which never counts as nothing.
+ */
+export function bytesSinceRelease(socket: Socket): number {
+    const mark = (socket as PooledSocket)[bytesAtRelease];
+    return mark === undefined ? socket.bytesRead : socket.bytesRead - mark;
 }
 
 /**
