@@ -5,6 +5,7 @@ import { Client } from '../../src/client/index.js';
 import type { RequestUri } from '../../src/client/types.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { timerCount } from '../client/helpers.js';
+import { seeded } from '../seeded.js';
 
 /**
  * A seeded fault-injection run: thousands of requests, 50 at a time, against origins that misbehave
@@ -36,17 +37,6 @@ const faults = [
     'http10-until-close'
 ] as const;
 type Fault = (typeof faults)[number];
-
-/** mulberry32: a small seeded generator. */
-function seeded(value: number): () => number {
-    let state = value;
-    return () => {
-        state = (state + 0x6d2b79f5) | 0;
-        let t = Math.imul(state ^ (state >>> 15), 1 | state);
-        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
 
 /** The body an `ok` path promises: its bytes follow from the path alone, so the client can check them. */
 function bodyFor(id: number, size: number): Buffer {

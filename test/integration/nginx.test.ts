@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../src/client/index.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { selfSignedCertificate } from '../client/helpers.js';
+import { seeded } from '../seeded.js';
 import { type Nginx, startNginx } from './servers.js';
 
 /**
@@ -24,33 +25,13 @@ beforeAll(async () => {
         maxRequests: 3,
         files: {
             'text.txt': text,
-            'not-modified/text.txt': text,
             'static-gz/text.txt': 'not this one',
-            'static-gz/text.txt.gz': gzipSync(text),
-            'listed/gzip-identity.bin': gzipSync(text),
-            'listed/deflate-gzip.bin': gzipSync(deflateSync(text)),
-            'listed/unknown.bin': gzipSync(text)
-        },
-        codings: {
-            '/listed/gzip-identity.bin': 'gzip, identity',
-            '/listed/deflate-gzip.bin': 'deflate, gzip',
-            '/listed/unknown.bin': 'gzip, x-unknown'
+            'static-gz/text.txt.gz': gzipSync(text)
         }
     });
 }, 300_000);
 
 afterAll(() => nginx?.stop());
-
-/** A seeded generator (mulberry32): the pacing is the same on every run. */
-function seeded(seed: number): () => number {
-    let state = seed;
-    return () => {
-        state = (state + 0x6d2b79f5) | 0;
-        let t = Math.imul(state ^ (state >>> 15), 1 | state);
-        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -150,8 +150,8 @@ export async function startNginx(options: {
     idleMs: number;
     maxRequests: number;
     files: Record<string, string | Buffer>;
-    /** `content-encoding` values nginx adds to the files of /listed/, by path. */
-    codings: Record<string, string>;
+    /** `content-encoding` values nginx adds to the files of /listed/, by path (none when absent). */
+    codings?: Record<string, string>;
 }): Promise<Nginx> {
     const binary = ensureBinary('nginx', ['/usr/sbin/nginx', '/usr/local/sbin/nginx'], 'nginx-light');
     const dir = serverDir('tracewire-nginx-');
@@ -199,7 +199,7 @@ export async function startNginx(options: {
             etag on;
             map $uri $listed_coding {
                 default "";
-                ${Object.entries(options.codings)
+                ${Object.entries(options.codings ?? {})
                     .map(([path, coding]) => `${path} "${coding}";`)
                     .join('\n')}
             }
