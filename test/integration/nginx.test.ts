@@ -1,6 +1,6 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { deflateSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../src/client/index.js';
 import { isHttpError } from '../../src/errors/index.js';
