@@ -9,7 +9,6 @@ import {
     type Tracer,
     trace
 } from '@opentelemetry/api';
-import { isTracingSuppressed } from '@opentelemetry/core';
 import {
     ATTR_ERROR_TYPE,
     ATTR_HTTP_REQUEST_METHOD,
@@ -39,6 +38,7 @@ import { causeOf, failureErrorType, statusErrorType } from './error-type.js';
 import { endMeasured, type Measured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, reportError, resolveProviders } from './providers.js';
+import { callerContext, createRequestUntraced, isTracingSuppressed } from './request-scope.js';
 
 /**
  * The URL the client hands to `preRequest` and back in `response`, one object per hop: the client's
@@ -217,6 +217,8 @@ class EventInstrumentation {
             }
 
             (uri as TracedUri)[uriHopKey] = null;
+            // Claimed, traced or not: no other instrumentation traces its request (request-scope.ts).
+            createRequestUntraced(uri);
             this.startHop(uri, options ?? {});
         } catch (err) {
             reportError('preRequest listener', err);
@@ -272,7 +274,7 @@ class EventInstrumentation {
     };
 
     private startHop(uri: HopUri, options: HopOptions): void {
-        const parent = context.active();
+        const parent = callerContext(context.active());
         if (isTracingSuppressed(parent)) {
             return;
         }

@@ -10,7 +10,6 @@ import {
     type Tracer,
     trace
 } from '@opentelemetry/api';
-import { isTracingSuppressed } from '@opentelemetry/core';
 import {
     ATTR_CLIENT_ADDRESS,
     ATTR_ERROR_TYPE,
@@ -36,6 +35,7 @@ import { type BodyCount, countOutgoingBody, receivedRequestBodyOf } from './body
 import { endMeasured, type Measured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
+import { isTracingSuppressed } from './request-scope.js';
 
 /** The name the tracing plugin registers under, and its key in `request.plugins`. */
 export { TRACING_PLUGIN };

@@ -1,9 +1,8 @@
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, destinationOf } from './destination.js';
 import { aborted, clientFailure, requestError } from './errors.js';
+import { createNodeRequest } from './node-http.js';
 import { toNodeOptions } from './node-options.js';
 import { isStream, type PreparedPayload, preparePayload } from './payload.js';
 import type { PayloadReplay } from './payload-replay.js';
@@ -141,7 +140,7 @@ export class Hop implements UploadOwner {
                 governSocketRelease(this.agent);
             }
 
-            req = destination.isHttps ? httpsRequest(nodeOptions) : httpRequest(nodeOptions);
+            req = createNodeRequest(destination.isHttps, nodeOptions, this.uri);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
             // header Node refuses): the hop began, so it still gets its response event, without a request.

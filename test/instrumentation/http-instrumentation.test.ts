@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { SpanKind } from '@opentelemetry/api';
+import { context, SpanKind } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,7 +20,7 @@ const otel = setupOtel();
 const httpInstrumentation = new HttpInstrumentation({ enabled: false });
 httpInstrumentation.setTracerProvider(otel.tracerProvider);
 httpInstrumentation.setMeterProvider(otel.meterProvider);
-const traced = client.defaults({ events: true });
+const traced = client.defaults({ events: true, redirects: 3 });
 let handle: ClientInstrumentation;
 let server: Server;
 let base: string;
@@ -31,7 +32,13 @@ beforeAll(async () => {
     createRequire(import.meta.url)('node:http');
     syncBuiltinESMExports();
     handle = instrumentClient(traced, { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider });
-    server = createServer((_req, res) => res.end('ok'));
+    server = createServer((req, res) => {
+        if (req.url === '/redirect') {
+            res.writeHead(302, { location: '/' }).end();
+        } else {
+            res.end('ok');
+        }
+    });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -50,15 +57,47 @@ afterAll(async () => {
 const clientSpans = () => otel.spans().filter((span) => span.kind === SpanKind.CLIENT);
 
 describe('with @opentelemetry/instrumentation-http active', () => {
-    it('without the ignore hook, both instrumentations trace the request (two client spans)', async () => {
+    it('with nothing configured, a hop gets one client span (ours), parent of the server span', async () => {
         httpInstrumentation.setConfig({});
-        await traced.get(`${base}/`);
-        await expect.poll(() => clientSpans().length).toBe(2);
-        expect(
-            clientSpans()
-                .map((span) => span.instrumentationScope.name)
-                .sort()
-        ).toEqual(['@opentelemetry/instrumentation-http', 'tracewire/instrumentation']);
+        const res = await traced.get(`${base}/`);
+        expect(String(res.payload)).toBe('ok');
+        await expect.poll(() => otel.spans().length).toBe(2);
+        const [span, ...others] = clientSpans();
+        expect(others).toHaveLength(0);
+        expect(span?.instrumentationScope.name).toBe('tracewire/instrumentation');
+        const serverSpan = otel.spans().find((candidate) => candidate.kind === SpanKind.SERVER)!;
+        expect(serverSpan.spanContext().traceId).toBe(span?.spanContext().traceId);
+        expect(serverSpan.parentSpanContext?.spanId).toBe(span?.spanContext().spanId);
+    });
+
+    it('each hop of a redirect gets its span, in the caller’s trace, each the parent of its server span', async () => {
+        httpInstrumentation.setConfig({});
+        const tracer = otel.tracerProvider.getTracer('test');
+        await tracer.startActiveSpan('caller', async (caller) => {
+            await traced.get(`${base}/redirect`);
+            caller.end();
+        });
+        await expect.poll(() => otel.spans().length).toBe(5);
+        const caller = otel.spans().find((span) => span.name === 'caller')!;
+        const hops = clientSpans();
+        expect(hops.map((span) => span.instrumentationScope.name)).toEqual([
+            'tracewire/instrumentation',
+            'tracewire/instrumentation'
+        ]);
+        const serverSpans = otel.spans().filter((span) => span.kind === SpanKind.SERVER);
+        for (const hop of hops) {
+            expect(hop.parentSpanContext?.spanId).toBe(caller.spanContext().spanId);
+            expect(
+                serverSpans.filter((span) => span.parentSpanContext?.spanId === hop.spanContext().spanId)
+            ).toHaveLength(1);
+        }
+    });
+
+    it('tracing suppressed by the caller stays suppressed: no span at all', async () => {
+        httpInstrumentation.setConfig({});
+        await context.with(suppressTracing(context.active()), () => traced.get(`${base}/`));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(clientSpans()).toHaveLength(0);
     });
 
     it('ignoreOutgoingRequestHook: isTracewireRequest leaves one client span, parent of the server span', async () => {
