@@ -9,11 +9,11 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import {
-    BasicTracerProvider,
     BatchSpanProcessor,
     InMemorySpanExporter,
-    SimpleSpanProcessor
-} from '@opentelemetry/sdk-trace-base';
+    SimpleSpanProcessor,
+    TracerProvider
+} from '@opentelemetry/sdk-trace';
 
 /** A reader the demo pulls from once at the end, to print the histograms. */
 class PullMetricReader extends MetricReader {
@@ -25,16 +25,16 @@ export function startTelemetry() {
     const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     const resource = resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? 'tracewire-demo' });
     const memory = new InMemorySpanExporter();
-    const spanProcessors = [new SimpleSpanProcessor(memory)];
+    const spanProcessors = [new SimpleSpanProcessor({ exporter: memory })];
     const pull = new PullMetricReader();
     const readers = [pull];
     if (endpoint) {
         // Both exporters read the endpoint (and OTEL_EXPORTER_OTLP_HEADERS...) from the environment.
-        spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+        spanProcessors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }));
         readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }));
     }
 
-    const tracerProvider = new BasicTracerProvider({ resource, spanProcessors });
+    const tracerProvider = new TracerProvider({ resource, spanProcessors });
     const meterProvider = new MeterProvider({ resource, readers });
     context.setGlobalContextManager(new AsyncHooksContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());

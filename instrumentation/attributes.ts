@@ -12,7 +12,7 @@ import {
     HTTP_REQUEST_METHOD_VALUE_POST,
     HTTP_REQUEST_METHOD_VALUE_PUT,
     HTTP_REQUEST_METHOD_VALUE_TRACE
-} from '@opentelemetry/semantic-conventions';
+} from './semconv.js';
 
 /**
  * `url.template` is still incubating in the conventions; instrumentations are asked to copy such

@@ -9,18 +9,6 @@ import {
     type Tracer,
     trace
 } from '@opentelemetry/api';
-import {
-    ATTR_ERROR_TYPE,
-    ATTR_HTTP_REQUEST_METHOD,
-    ATTR_HTTP_REQUEST_METHOD_ORIGINAL,
-    ATTR_HTTP_REQUEST_RESEND_COUNT,
-    ATTR_HTTP_RESPONSE_STATUS_CODE,
-    ATTR_NETWORK_PROTOCOL_VERSION,
-    ATTR_SERVER_ADDRESS,
-    ATTR_SERVER_PORT,
-    ATTR_URL_FULL,
-    ERROR_TYPE_VALUE_OTHER
-} from '@opentelemetry/semantic-conventions';
 import type { EffectiveOptions, RequestUri, ResponseDetails } from '../src/client/types.js';
 import {
     ATTR_URL_TEMPLATE,
@@ -39,6 +27,18 @@ import { endMeasured, type Measured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, type ProviderConfig, reportError, resolveProviders } from './providers.js';
 import { callerContext, createRequestUntraced, isTracingSuppressed } from './request-scope.js';
+import {
+    ATTR_ERROR_TYPE,
+    ATTR_HTTP_REQUEST_METHOD,
+    ATTR_HTTP_REQUEST_METHOD_ORIGINAL,
+    ATTR_HTTP_REQUEST_RESEND_COUNT,
+    ATTR_HTTP_RESPONSE_STATUS_CODE,
+    ATTR_NETWORK_PROTOCOL_VERSION,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
+    ATTR_URL_FULL,
+    ERROR_TYPE_VALUE_OTHER
+} from './semconv.js';
 
 /**
  * The URL the client hands to `preRequest` and back in `response`, one object per hop: the client's

@@ -1,13 +1,14 @@
 import type { Agent } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Attributes, Meter, ObservableResult, ObservableUpDownCounter } from '@opentelemetry/api';
-import { ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
 import {
     ATTR_HTTP_CONNECTION_STATE,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
     HTTP_CONNECTION_STATE_VALUE_ACTIVE,
     HTTP_CONNECTION_STATE_VALUE_IDLE,
     METRIC_HTTP_CLIENT_OPEN_CONNECTIONS
-} from '@opentelemetry/semantic-conventions/incubating';
+} from './semconv.js';
 
 type Pools = Readonly<Record<string, readonly Socket[] | undefined>>;
 

@@ -1,4 +1,4 @@
-import { ERROR_TYPE_VALUE_OTHER } from '@opentelemetry/semantic-conventions';
+import { ERROR_TYPE_VALUE_OTHER } from './semconv.js';
 
 interface CodedError {
     name?: unknown;

@@ -1,9 +1,6 @@
 import type { Attributes, Span } from '@opentelemetry/api';
-import {
-    ATTR_HTTP_REQUEST_BODY_SIZE,
-    ATTR_HTTP_RESPONSE_BODY_SIZE
-} from '@opentelemetry/semantic-conventions/incubating';
 import type { HttpMetrics } from './metrics.js';
+import { ATTR_HTTP_REQUEST_BODY_SIZE, ATTR_HTTP_RESPONSE_BODY_SIZE } from './semconv.js';
 
 /** What a client hop (client.ts) and a server request (server.ts) keep from their start to their end. */
 export interface Measured {

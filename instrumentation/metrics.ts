@@ -1,17 +1,15 @@
 import { type Histogram, type Meter, type UpDownCounter, ValueType } from '@opentelemetry/api';
-import {
-    METRIC_HTTP_CLIENT_REQUEST_DURATION,
-    METRIC_HTTP_SERVER_REQUEST_DURATION
-} from '@opentelemetry/semantic-conventions';
+import { DURATION_BUCKETS } from './providers.js';
 import {
     METRIC_HTTP_CLIENT_ACTIVE_REQUESTS,
     METRIC_HTTP_CLIENT_REQUEST_BODY_SIZE,
+    METRIC_HTTP_CLIENT_REQUEST_DURATION,
     METRIC_HTTP_CLIENT_RESPONSE_BODY_SIZE,
     METRIC_HTTP_SERVER_ACTIVE_REQUESTS,
     METRIC_HTTP_SERVER_REQUEST_BODY_SIZE,
+    METRIC_HTTP_SERVER_REQUEST_DURATION,
     METRIC_HTTP_SERVER_RESPONSE_BODY_SIZE
-} from '@opentelemetry/semantic-conventions/incubating';
-import { DURATION_BUCKETS } from './providers.js';
+} from './semconv.js';
 
 /** The instruments of one side (client or server): the duration always, the rest with `optionalMetrics`. */
 export interface HttpMetrics {

@@ -10,6 +10,15 @@ import {
     type Tracer,
     trace
 } from '@opentelemetry/api';
+import { TRACING_PLUGIN } from '../src/common/tracing-plugin.js';
+import { isHttpError } from '../src/errors/http-error.js';
+import { recordHttpError } from '../src/static/error-span.js';
+import { type NormalizedMethod, normalizeMethod } from './attributes.js';
+import { type BodyCount, countOutgoingBody, receivedRequestBodyOf } from './body-size.js';
+import { endMeasured, type Measured } from './measured.js';
+import { createHttpMetrics, type HttpMetrics } from './metrics.js';
+import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
+import { isTracingSuppressed } from './request-scope.js';
 import {
     ATTR_CLIENT_ADDRESS,
     ATTR_ERROR_TYPE,
@@ -26,16 +35,7 @@ import {
     ATTR_URL_QUERY,
     ATTR_URL_SCHEME,
     ATTR_USER_AGENT_ORIGINAL
-} from '@opentelemetry/semantic-conventions';
-import { TRACING_PLUGIN } from '../src/common/tracing-plugin.js';
-import { isHttpError } from '../src/errors/http-error.js';
-import { recordHttpError } from '../src/static/error-span.js';
-import { type NormalizedMethod, normalizeMethod } from './attributes.js';
-import { type BodyCount, countOutgoingBody, receivedRequestBodyOf } from './body-size.js';
-import { endMeasured, type Measured } from './measured.js';
-import { createHttpMetrics, type HttpMetrics } from './metrics.js';
-import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
-import { isTracingSuppressed } from './request-scope.js';
+} from './semconv.js';
 
 /** The name the tracing plugin registers under, and its key in `request.plugins`. */
 export { TRACING_PLUGIN };

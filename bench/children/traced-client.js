@@ -43,7 +43,7 @@ async function createSdk() {
     const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
     const { ExportResultCode, W3CTraceContextPropagator } = await import('@opentelemetry/core');
     const { MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
-    const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+    const { TracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace');
     const exported = { spans: 0 };
     const dropping = (count) => ({
         export(items, done) {
@@ -55,13 +55,13 @@ async function createSdk() {
     });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    const tracerProvider = new BasicTracerProvider({
+    const tracerProvider = new TracerProvider({
         spanProcessors: [
-            new BatchSpanProcessor(
-                dropping((spans) => {
+            new BatchSpanProcessor({
+                exporter: dropping((spans) => {
                     exported.spans += spans.length;
                 })
-            )
+            })
         ]
     });
     const meterProvider = new MeterProvider({

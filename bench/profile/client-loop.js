@@ -45,7 +45,7 @@ if (implementation === 'node:http') {
         const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
         const { MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
         const { instrumentClient } = await import('tracewire/instrumentation');
-        const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+        const { TracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace');
         const exporter = {
             export: (_items, done) => done({ code: 0 }),
             shutdown: async () => {},
@@ -53,7 +53,7 @@ if (implementation === 'node:http') {
         };
         context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
         propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-        const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+        const tracerProvider = new TracerProvider({ spanProcessors: [new BatchSpanProcessor({ exporter: exporter })] });
         const meterProvider = new MeterProvider({
             readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 5000 })]
         });

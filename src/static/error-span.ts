@@ -1,11 +1,11 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
-import { context, createContextKey, type Span, trace } from '@opentelemetry/api';
 import { isHttpError } from '../errors/http-error.js';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE, toSpanAttributes } from '../errors/span-attributes.js';
+import { activeSpan, type SpanLike } from './open-telemetry.js';
 
 // The spans an HttpError has been recorded on, so the `onPreResponse` hook below and the
 // `tracewire/instrumentation` tracing plugin never record the same error twice on one span.
-const annotatedSpans = new WeakSet<Span>();
+const annotatedSpans = new WeakSet<SpanLike>();
 
 /**
  * Records an HttpError on a span, once per span: the `http.response.status_code` and `error.type`
@@ -13,7 +13,7 @@ const annotatedSpans = new WeakSet<Span>();
  * exception event carrying the real message that the response payload hides. Returns false when
  * `err` is not an HttpError or the span already carries one.
  */
-export function recordHttpError(span: Span, err: unknown): boolean {
+export function recordHttpError(span: SpanLike, err: unknown): boolean {
     const attributes = toSpanAttributes(err);
     if (attributes === undefined || annotatedSpans.has(span)) {
         return false;
@@ -42,21 +42,10 @@ export function annotateErrorSpan(request: Request, h: ResponseToolkit): symbol 
         return h.continue;
     }
 
-    const span = trace.getActiveSpan();
+    const span = activeSpan();
     if (span?.isRecording()) {
         recordHttpError(span, request.response);
     }
 
     return h.continue;
-}
-
-const probeKey = createContextKey('tracewire static: context manager probe');
-
-/**
- * Whether a global OpenTelemetry context manager is registered. Without one no span is ever
- * active, so `annotateErrorSpan` could never find one: the no-op manager of the API runs the
- * callback below in the context it already had, where the probe value is missing.
- */
-export function hasContextManager(): boolean {
-    return context.with(context.active().setValue(probeKey, true), () => context.active().getValue(probeKey) === true);
 }

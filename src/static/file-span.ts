@@ -1,9 +1,9 @@
 import * as Path from 'node:path';
 import type { Request, ResponseObject } from '@hapi/hapi';
-import { type Span, trace } from '@opentelemetry/api';
 import { TRACING_PLUGIN } from '../common/tracing-plugin.js';
 import type { FileSource } from './file-source.js';
 import { isWithin } from './find-file.js';
+import { activeSpan, type SpanLike } from './open-telemetry.js';
 
 /*
  * Traced file serving: every file response (file and directory handlers, h.file()) describes what
@@ -55,14 +55,14 @@ export function traceFilePreparation(prepare: Prepare): Prepare {
     };
 }
 
-function recordingSpanOf(request: Request): Span | undefined {
-    const plugins = request.plugins as Record<string, { span?: Span } | undefined>;
-    const span = plugins[TRACING_PLUGIN]?.span ?? trace.getActiveSpan();
+function recordingSpanOf(request: Request): SpanLike | undefined {
+    const plugins = request.plugins as Record<string, { span?: SpanLike } | undefined>;
+    const span = plugins[TRACING_PLUGIN]?.span ?? activeSpan();
     return span?.isRecording() === true ? span : undefined;
 }
 
 /** What a prepared file response sends: its file, size, encoding, ETag origin and range. */
-function describeFile(span: Span, response: ResponseObject): void {
+function describeFile(span: SpanLike, response: ResponseObject): void {
     const source = response.source as FileSource;
     const file = source.file;
     if (file === null) {
@@ -83,7 +83,7 @@ function describeFile(span: Span, response: ResponseObject): void {
 }
 
 /** A response that failed in prepare (404, 403, 412, 416...): the path asked for, when inside the root. */
-function describeMissingFile(span: Span, response: ResponseObject): void {
+function describeMissingFile(span: SpanLike, response: ResponseObject): void {
     const source = response.source as FileSource;
     const confineDir = source.confineDir;
     if (confineDir === null) {

@@ -1,9 +1,10 @@
 import type { Lifecycle, NamedPlugin, RequestRoute, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import { createDirectoryHandler } from './directory.js';
-import { annotateErrorSpan, hasContextManager } from './error-span.js';
+import { annotateErrorSpan } from './error-span.js';
 import { createFileResponse, respondWithFile } from './file.js';
 import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
 import { resolveFilePath } from './find-file.js';
+import { hasContextManager, loadOpenTelemetry } from './open-telemetry.js';
 import { StaticState } from './state.js';
 import type { DirectoryHandlerOptions, FileHandler, FileOptions, StaticPluginSettings } from './types.js';
 
@@ -50,6 +51,7 @@ export const staticFiles: NamedPlugin<void> = {
         // Only a registered context manager makes any span active: without one the extension would
         // cost every response of the server about 10 us (a lifecycle step of hapi) for nothing. The
         // SDK is normally started before the server exists; starting the server checks once more.
+        await loadOpenTelemetry();
         let annotating = false;
         const annotateWhenTraced = () => {
             if (!annotating && hasContextManager()) {

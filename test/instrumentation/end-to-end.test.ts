@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import Hapi from '@hapi/hapi';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {

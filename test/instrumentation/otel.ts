@@ -8,12 +8,7 @@ import {
     MetricReader,
     type ResourceMetrics
 } from '@opentelemetry/sdk-metrics';
-import {
-    BasicTracerProvider,
-    InMemorySpanExporter,
-    type ReadableSpan,
-    SimpleSpanProcessor
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
 /** A pull reader: metrics are read on demand with `collect()`, nothing is exported on a timer. */
 class InMemoryMetricReader extends MetricReader {
@@ -38,7 +33,7 @@ export function setupOtel() {
     context.setGlobalContextManager(new AsyncHooksContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     const exporter = new InMemorySpanExporter();
-    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })] });
     const reader = new InMemoryMetricReader();
     const meterProvider = new MeterProvider({ readers: [reader] });
 

@@ -4,12 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { type Instrumentation, registerInstrumentations } from '@opentelemetry/instrumentation';
-import {
-    BasicTracerProvider,
-    InMemorySpanExporter,
-    type ReadableSpan,
-    SimpleSpanProcessor
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import {
     ATTR_ERROR_TYPE,
     ATTR_HTTP_REQUEST_METHOD,
@@ -232,7 +227,9 @@ describe('TracewireInstrumentation', () => {
 
     it('leaves a client also passed to instrumentClient() to that instrumentation: one span per hop', async () => {
         const ownExporter = new InMemorySpanExporter();
-        const ownProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(ownExporter)] });
+        const ownProvider = new TracerProvider({
+            spanProcessors: [new SimpleSpanProcessor({ exporter: ownExporter })]
+        });
         const own = instrumentClient(eventsClient, { tracerProvider: ownProvider });
         const unregister = register();
         try {
@@ -295,7 +292,9 @@ describe('TracewireInstrumentation', () => {
 
     it('applies a config set while enabled, and prefers the providers of its config to those it is given', async () => {
         const ownExporter = new InMemorySpanExporter();
-        const ownProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(ownExporter)] });
+        const ownProvider = new TracerProvider({
+            spanProcessors: [new SimpleSpanProcessor({ exporter: ownExporter })]
+        });
         const instrumentation = new TracewireInstrumentation();
         const unregister = register(instrumentation);
         try {

@@ -1,11 +1,11 @@
 import * as Hapi from '@hapi/hapi';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { notFound } from '../../src/errors/index.js';
-import { hasContextManager } from '../../src/static/error-span.js';
 import { staticFiles } from '../../src/static/index.js';
+import { hasContextManager, loadOpenTelemetry } from '../../src/static/open-telemetry.js';
 
 afterEach(() => {
     // Each test starts without a global context manager, as a process without an SDK does.
@@ -29,7 +29,7 @@ async function failingServer(): Promise<Hapi.Server> {
 /** Injects `/missing` inside an active server span and returns that span once ended. */
 async function injectInSpan(server: Hapi.Server) {
     const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })] });
     const span = provider.getTracer('upstream').startSpan('upstream server span', { kind: SpanKind.SERVER });
     const res = await context.with(trace.setSpan(context.active(), span), () => server.inject('/missing'));
     span.end();
@@ -37,7 +37,8 @@ async function injectInSpan(server: Hapi.Server) {
 }
 
 describe('annotateErrorSpan is added where a span can be active: with a global context manager', () => {
-    it('finds a context manager only while one is registered', () => {
+    it('finds a context manager only while one is registered', async () => {
+        await loadOpenTelemetry();
         expect(hasContextManager()).toBe(false);
         context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
         expect(hasContextManager()).toBe(true);
