@@ -6,7 +6,7 @@
  * names of the attributes the static plugin puts on server spans.
  */
 
-export { ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE } from '../src/static/file-span.js';
+export { ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE } from '../src/static/span-attributes.js';
 export {
     type ClientEventEmitter,
     type ClientInstrumentation,

@@ -1,4 +1,4 @@
-import type { Plugin, Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import {
     type Attributes,
     type Context,
@@ -10,6 +10,7 @@ import {
     type Tracer,
     trace
 } from '@opentelemetry/api';
+import type { HapiPlugin, HapiRequest } from '../src/common/hapi-plugin.js';
 import { TRACING_PLUGIN } from '../src/common/tracing-plugin.js';
 import { isHttpError } from '../src/errors/http-error.js';
 import { recordHttpError } from '../src/static/error-span.js';
@@ -51,12 +52,6 @@ export interface RequestTracing {
     readonly metricAttributes: Attributes;
 }
 
-declare module '@hapi/hapi' {
-    interface PluginsStates {
-        [TRACING_PLUGIN]?: RequestTracing;
-    }
-}
-
 export interface TracingOptions extends ProviderConfig {
     /**
      * Also record the conventions' `http.server.request.body.size`, `http.server.response.body.size`
@@ -78,7 +73,7 @@ interface TracedRequest extends RequestTracing, Measured {
  * client side uses, and the `http.server.request.duration` histogram. It uses hapi's `onRequest`
  * extension and `response` event only.
  */
-export const tracing: Plugin<TracingOptions> = {
+export const tracing: HapiPlugin<TracingOptions> = {
     name: TRACING_PLUGIN,
     once: true,
     register(server: Server, options: TracingOptions) {
@@ -102,13 +97,18 @@ export const tracing: Plugin<TracingOptions> = {
  * for the request (by an instrumented client) become its children. The active context when the
  * request is not traced.
  */
-export function requestContext(request: Request): Context {
-    return request.plugins[TRACING_PLUGIN]?.context ?? context.active();
+export function requestContext(request: HapiRequest): Context {
+    return tracingOf(request)?.context ?? context.active();
 }
 
 /** Runs `fn` with the request's server span as the active span (see `requestContext`). */
-export function withRequestContext<T>(request: Request, fn: () => T): T {
+export function withRequestContext<T>(request: HapiRequest, fn: () => T): T {
     return context.with(requestContext(request), fn);
+}
+
+/** What the plugin keeps in `request.plugins` for a traced request. */
+function tracingOf(request: HapiRequest): TracedRequest | undefined {
+    return (request.plugins as { [TRACING_PLUGIN]?: TracedRequest })[TRACING_PLUGIN];
 }
 
 function startRequest(tracer: Tracer, metrics: HttpMetrics, request: Request): void {
@@ -176,7 +176,7 @@ function startRequest(tracer: Tracer, metrics: HttpMetrics, request: Request): v
         responseBody: countsBodies ? countOutgoingBody(request.raw.res) : undefined,
         activeAttributes
     };
-    request.plugins[TRACING_PLUGIN] = traced;
+    (request.plugins as { [TRACING_PLUGIN]?: TracedRequest })[TRACING_PLUGIN] = traced;
     if (activeAttributes !== undefined) {
         optional!.activeRequests.add(1, activeAttributes);
     }
@@ -188,7 +188,7 @@ interface HapiResponseLike {
 }
 
 function endRequest(metrics: HttpMetrics, request: Request): void {
-    const tracing = request.plugins[TRACING_PLUGIN] as TracedRequest | undefined;
+    const tracing = tracingOf(request);
     if (tracing === undefined) {
         return;
     }

@@ -4,4 +4,6 @@
  */
 export { client } from './client/index.js';
 export * as errors from './errors/index.js';
-export { staticFiles } from './static/index.js';
+// From the plugin's own module, not the static entry: that one adds the plugin's typings to
+// `@hapi/hapi` (h.file(), the handlers), which needs hapi; `tracewire/static` carries them.
+export { staticFiles } from './static/plugin.js';

@@ -4,22 +4,19 @@ import { TRACING_PLUGIN } from '../common/tracing-plugin.js';
 import type { FileSource } from './file-source.js';
 import { isWithin } from './find-file.js';
 import { activeSpan, type SpanLike } from './open-telemetry.js';
+import {
+    ATTR_FILE_PATH,
+    ATTR_FILE_SIZE,
+    ATTR_STATIC_ENCODING,
+    ATTR_STATIC_ETAG,
+    ATTR_STATIC_RANGE
+} from './span-attributes.js';
 
 /*
  * Traced file serving: every file response (file and directory handlers, h.file()) describes what
  * it served on the server span of its request. All of it lives here; the response path makes one
  * call, wrapping its `prepare` step once when the module loads.
  */
-
-/** `file.path` and `file.size` of the conventions (incubating, so copied rather than imported). */
-export const ATTR_FILE_PATH = 'file.path';
-export const ATTR_FILE_SIZE = 'file.size';
-/** The content encoding of the bytes sent: `identity`, or that of a pre-compressed variant (`gzip`, `br`...). */
-export const ATTR_STATIC_ENCODING = 'tracewire.static.encoding';
-/** `hit` (a hash from the cache), `computed` (hashed for this response, or made from size and mtime), `off` (no ETag). */
-export const ATTR_STATIC_ETAG = 'tracewire.static.etag';
-/** The byte range of a 206, as `bytes=first-last`. */
-export const ATTR_STATIC_RANGE = 'tracewire.static.range';
 
 type Prepare = (response: ResponseObject) => ResponseObject | Promise<ResponseObject>;
 

@@ -1,4 +1,5 @@
-import type { Lifecycle, NamedPlugin, RequestRoute, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Lifecycle, RequestRoute, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import type { HapiPlugin } from '../common/hapi-plugin.js';
 import { createDirectoryHandler } from './directory.js';
 import { annotateErrorSpan } from './error-span.js';
 import { createFileResponse, respondWithFile } from './file.js';
@@ -15,7 +16,7 @@ const defaultEtagsCacheMaxSize = 1000;
  * `server.dependency('@hapi/inert')` (hapi-swagger, for its UI) find what they need: the `file` and
  * `directory` handlers and `h.file()`. Its version is that of the inert interface provided.
  */
-const inertCompanion: NamedPlugin<void> = {
+const inertCompanion: HapiPlugin<void> & { version: string } = {
     name: '@hapi/inert',
     version: '7.1.2',
     register() {}
@@ -26,7 +27,7 @@ const inertCompanion: NamedPlugin<void> = {
  * `h.file()`. Register it with `await server.register(staticFiles)`; settings come from the server
  * option `plugins.static`. Registering it again on the same server does nothing.
  */
-export const staticFiles: NamedPlugin<void> = {
+export const staticFiles: HapiPlugin<void> = {
     name: 'static',
     once: true,
     async register(server: Server) {

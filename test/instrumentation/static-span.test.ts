@@ -18,7 +18,7 @@ import {
     ATTR_STATIC_ENCODING,
     ATTR_STATIC_ETAG,
     ATTR_STATIC_RANGE
-} from '../../src/static/file-span.js';
+} from '../../src/static/span-attributes.js';
 import { staticFiles } from '../../src/static/index.js';
 import { setupOtel } from './otel.js';
 

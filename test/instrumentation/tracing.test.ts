@@ -13,7 +13,13 @@ import {
     METRIC_HTTP_SERVER_REQUEST_DURATION
 } from '@opentelemetry/semantic-conventions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { requestContext, TRACING_PLUGIN, tracing, withRequestContext } from '../../instrumentation/index.js';
+import {
+    type RequestTracing,
+    requestContext,
+    TRACING_PLUGIN,
+    tracing,
+    withRequestContext
+} from '../../instrumentation/index.js';
 import { badImplementation, notFound, toSpanAttributes } from '../../src/errors/index.js';
 import { recordHttpError } from '../../src/static/error-span.js';
 import { staticFiles } from '../../src/static/index.js';
@@ -69,7 +75,11 @@ beforeAll(async () => {
                 withRequestContext(request, () => {
                     const active = trace.getActiveSpan()!.spanContext();
                     seenContexts.push({ traceId: active.traceId, spanId: active.spanId });
-                    return { same: trace.getSpan(requestContext(request)) === request.plugins[TRACING_PLUGIN]?.span };
+                    return {
+                        same:
+                            trace.getSpan(requestContext(request)) ===
+                            (request.plugins as Record<string, RequestTracing | undefined>)[TRACING_PLUGIN]?.span
+                    };
                 })
         }
     ]);
