@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
     test: {
         include: ['test/**/*.test.ts'],
+        // The consumer tests install the packed package with npm: `npm run test:consumer`.
+        exclude: [...configDefaults.exclude, 'test/consumer/**'],
         testTimeout: 20_000,
         hookTimeout: 20_000,
         // expect.poll waits for servers and exporters; a loaded 2-core machine can take seconds.
