@@ -1,0 +1,3 @@
+import { TracewireInstrumentation } from 'tracewire/instrumentation';
+
+export const instrumentation = new TracewireInstrumentation();
