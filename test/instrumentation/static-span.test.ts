@@ -12,6 +12,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as exported from '../../instrumentation/index.js';
 import { TRACING_PLUGIN, tracing } from '../../instrumentation/index.js';
+import { staticFiles } from '../../src/static/index.js';
 import {
     ATTR_FILE_PATH,
     ATTR_FILE_SIZE,
@@ -19,7 +20,6 @@ import {
     ATTR_STATIC_ETAG,
     ATTR_STATIC_RANGE
 } from '../../src/static/span-attributes.js';
-import { staticFiles } from '../../src/static/index.js';
 import { setupOtel } from './otel.js';
 
 const otel = setupOtel();
