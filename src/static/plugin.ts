@@ -36,7 +36,7 @@ export const staticFiles: HapiPlugin<void> = {
             '@hapi/inert is already registered: staticFiles provides the same handlers and h.file(), register one of the two'
         );
         const settings = readSettings(server.settings.plugins?.static);
-        const state = new StaticState(settings.etagsCacheMaxSize);
+        const state = new StaticState(settings.etagsCacheMaxSize, (path) => server.mime.path(path));
 
         server.decorate('handler', 'file', (route: RequestRoute, options: FileHandler) =>
             createFileHandler(state, route, options)

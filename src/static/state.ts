@@ -1,5 +1,4 @@
 import * as Path from 'node:path';
-import * as Mime from 'mime-types';
 import { BoundedMemo } from '../common/bounded-memo.js';
 import { ContentCache } from './content-cache.js';
 import { EtagCache } from './etag.js';
@@ -7,6 +6,12 @@ import { realPath } from './fs.js';
 
 /** Bounds the caches keyed by configuration-derived strings, should a path function invent many. */
 const lookupCacheLimit = 1000;
+
+/**
+ * What the server's MIME database (hapi's `server.mime`, which honours the server's `mime` option)
+ * says of a path: its type, and the charset the database names for it.
+ */
+export type MimeLookup = (path: string) => { type?: string; charset?: string };
 
 /** Per-server state of the plugin: the ETag cache and lookups that stay valid for the server's life. */
 export class StaticState {
@@ -18,7 +23,10 @@ export class StaticState {
     readonly #contentTypes = new BoundedMemo<string, string>(lookupCacheLimit);
     readonly #httpDates = new BoundedMemo<number, string>(lookupCacheLimit);
 
-    constructor(etagsCacheMaxSize: number) {
+    constructor(
+        etagsCacheMaxSize: number,
+        private readonly mime: MimeLookup
+    ) {
         this.etags = new EtagCache(etagsCacheMaxSize);
     }
 
@@ -32,17 +40,24 @@ export class StaticState {
         return this.#httpDates.getOrDerive(mtimeMs, formatHttpDate);
     }
 
-    /** The content type of a file name by its extension, with a charset for text types. */
+    /**
+     * The content type of a file name by its extension, from the server's MIME database (as
+     * @hapi/inert does), with the charset the database names or, for text types, UTF-8.
+     */
     contentType(path: string): string {
         const extension = Path.extname(path);
         // get, then set: a closure over `path` for getOrDerive would be allocated on every request.
-        return (
-            this.#contentTypes.get(extension) ??
-            this.#contentTypes.set(
-                extension,
-                Mime.contentType(extension || Path.basename(path)) || 'application/octet-stream'
-            )
-        );
+        return this.#contentTypes.get(extension) ?? this.#contentTypes.set(extension, this.#lookUp(path));
+    }
+
+    #lookUp(path: string): string {
+        const { type, charset } = this.mime(path);
+        if (type === undefined || type === '') {
+            return 'application/octet-stream';
+        }
+
+        const withCharset = charset ?? (type.startsWith('text/') ? 'UTF-8' : undefined);
+        return withCharset === undefined ? type : `${type}; charset=${withCharset.toLowerCase()}`;
     }
 }
 

@@ -1,4 +1,5 @@
 import * as Fs from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,9 +153,25 @@ async function countOpens(run: () => Promise<void>): Promise<number> {
     return count;
 }
 
+describe("Content types come from the server's MIME database", () => {
+    it("honours the server's mime option, as @hapi/inert does", async () => {
+        const dir = Fs.mkdtempSync(join(Fs.realpathSync(tmpdir()), 'tracewire-mime-'));
+        Fs.writeFileSync(join(dir, 'notes.tracewire-notes'), 'text');
+        const server = Hapi.server({
+            mime: { override: { 'text/x-tracewire-notes': { source: 'iana', extensions: ['tracewire-notes'] } } }
+        });
+        await server.register(staticFiles);
+        server.route({ method: 'GET', path: '/{p*}', handler: { directory: { path: dir } } });
+        const res = await server.inject('/notes.tracewire-notes');
+        expect(res.headers['content-type']).toBe('text/x-tracewire-notes; charset=utf-8');
+        Fs.rmSync(dir, { recursive: true });
+    });
+});
+
 describe('Lookup caches stay bounded', () => {
     it('content types and confine roots are looked up again once their caches fill', async () => {
-        const state = new StaticState(1);
+        const { mime } = Hapi.server();
+        const state = new StaticState(1, (path) => mime.path(path));
         for (let i = 0; i < 1002; ++i) {
             expect(state.contentType(`file.ext${i}`)).toBe('application/octet-stream');
         }

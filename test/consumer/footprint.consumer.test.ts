@@ -1,0 +1,71 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cacheRoot, scratchProject } from './scratch.js';
+
+/** The packages under `node_modules` and the bytes of their files (sizes as listed, not disk blocks). */
+function footprint(dir: string): { packages: string[]; bytes: number } {
+    const root = join(dir, 'node_modules');
+    const packages: string[] = [];
+    for (const name of readdirSync(root)) {
+        if (name.startsWith('@')) {
+            for (const scoped of readdirSync(join(root, name))) {
+                packages.push(`${name}/${scoped}`);
+            }
+        } else if (!name.startsWith('.')) {
+            packages.push(name);
+        }
+    }
+
+    return { packages: packages.sort(), bytes: bytesIn(root) };
+}
+
+function bytesIn(path: string): number {
+    const stats = statSync(path);
+    if (!stats.isDirectory()) {
+        return stats.size;
+    }
+
+    let total = 0;
+    for (const name of readdirSync(path)) {
+        total += bytesIn(join(path, name));
+    }
+
+    return total;
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+
+describe('install footprint (README, "Install footprint")', () => {
+    // The proxy support (README, "Proxies") is what tracewire has beyond the three packages: it is
+    // measured apart, and the rest must weigh no more than they do.
+    const proxySupport = [
+        'agent-base',
+        'debug',
+        'http-proxy-agent',
+        'https-proxy-agent',
+        'ms',
+        'proxy-agent-negotiate',
+        'proxy-from-env'
+    ];
+
+    it('`npm i tracewire` installs no OpenTelemetry package; without its proxy support it weighs no more than @hapi/wreck + boom + inert', () => {
+        const alone = footprint(scratchProject('tracewire-alone'));
+        const withApi = footprint(scratchProject('tracewire-otel'));
+        const hapi = footprint(scratchProject('hapi-trio', { withTracewire: false }));
+        const proxies = proxySupport.reduce(
+            (sum, name) =>
+                sum +
+                (alone.packages.includes(name) ? bytesIn(join(cacheRoot, 'tracewire-alone', 'node_modules', name)) : 0),
+            0
+        );
+        console.log(
+            `tracewire alone: ${alone.packages.length} packages, ${mib(alone.bytes)}; ` +
+                `with @opentelemetry/api: ${withApi.packages.length}, ${mib(withApi.bytes)}; ` +
+                `@hapi/wreck + boom + inert: ${hapi.packages.length}, ${mib(hapi.bytes)}; proxy support: ${mib(proxies)}`
+        );
+        expect(alone.packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
+        expect(alone.bytes - proxies).toBeLessThanOrEqual(hapi.bytes);
+        expect(withApi.packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual(['@opentelemetry/api']);
+    });
+});
