@@ -2,7 +2,7 @@
 // metrics are always kept in memory so the demo can print them; with OTEL_EXPORTER_OTLP_ENDPOINT
 // set they are also exported to that collector over OTLP/HTTP (Jaeger, Tempo, an OTel Collector).
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
-import { AsyncHooksContextManager } from '@opentelemetry/context-async-hooks';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -36,7 +36,7 @@ export function startTelemetry() {
 
     const tracerProvider = new TracerProvider({ resource, spanProcessors });
     const meterProvider = new MeterProvider({ resource, readers });
-    context.setGlobalContextManager(new AsyncHooksContextManager().enable());
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(tracerProvider);
     metrics.setGlobalMeterProvider(meterProvider);

@@ -1,5 +1,5 @@
 import { type Attributes, context, propagation, type ValueType } from '@opentelemetry/api';
-import { AsyncHooksContextManager } from '@opentelemetry/context-async-hooks';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
     DataPointType,
@@ -30,7 +30,7 @@ export interface HistogramPoint {
  * handed to the instrumentation through its config, so tests do not depend on global providers.
  */
 export function setupOtel() {
-    context.setGlobalContextManager(new AsyncHooksContextManager().enable());
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     const exporter = new InMemorySpanExporter();
     const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })] });
