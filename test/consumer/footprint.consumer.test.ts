@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheRoot, scratchProject } from './scratch.js';
+import { cacheRoot, runNode, scratchProject } from './scratch.js';
 
 /** The packages under `node_modules` and the bytes of their files (sizes as listed, not disk blocks). */
 function footprint(dir: string): { packages: string[]; bytes: number } {
@@ -67,5 +67,17 @@ describe('install footprint (README, "Install footprint")', () => {
         expect(alone.packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
         expect(alone.bytes - proxies).toBeLessThanOrEqual(hapi.bytes);
         expect(withApi.packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual(['@opentelemetry/api']);
+    });
+});
+
+describe('without any OpenTelemetry package', () => {
+    it('the client, the errors and the static plugin run', () => {
+        const dir = scratchProject('no-otel', { apps: 'no-otel' });
+        expect(footprint(dir).packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
+        expect(runNode(dir, ['app.mjs'])).toStrictEqual({
+            file: { status: 200, type: 'text/plain; charset=utf-8', body: 'hello' },
+            missing: 404,
+            payload: { ok: true }
+        });
     });
 });
