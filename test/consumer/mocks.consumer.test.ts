@@ -31,4 +31,9 @@ describe('test mocks see every tracewire call', () => {
     it('nock 15: the same', () => {
         expect(runNode(dir, ['nock.mjs'])).toStrictEqual(expected);
     });
+
+    it('msw and nock in a CommonJS app (tracewire through require(esm)): the same', () => {
+        expect(runNode(dir, ['msw.cjs'])).toStrictEqual(expected);
+        expect(runNode(dir, ['nock.cjs'])).toStrictEqual(expected);
+    });
 });
