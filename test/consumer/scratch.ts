@@ -60,8 +60,8 @@ export function run(command: string, args: string[], cwd: string, env: NodeJS.Pr
 }
 
 /** Runs `node args...` in `cwd` with the Node running the tests and parses the last line it prints as JSON. */
-export function runNode<T>(cwd: string, args: string[]): T {
-    const out = run(process.execPath, args, cwd).trim().split('\n');
+export function runNode<T>(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): T {
+    const out = run(process.execPath, args, cwd, env).trim().split('\n');
     return JSON.parse(out[out.length - 1]!) as T;
 }
 
