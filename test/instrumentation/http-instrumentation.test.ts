@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { context, SpanKind } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
@@ -11,7 +11,8 @@ import {
     ignoreTracewireRequests,
     instrumentClient,
     isTracewireRequest,
-    TRACEWIRE_REQUEST
+    TRACEWIRE_REQUEST,
+    TracewireInstrumentation
 } from '../../instrumentation/index.js';
 import { client } from '../../src/client/index.js';
 import { setupOtel } from './otel.js';
@@ -27,10 +28,9 @@ let base: string;
 
 beforeAll(async () => {
     httpInstrumentation.enable();
-    // The module hook patches `http` when it is required; the client imports it as an ES module,
-    // whose named exports follow the patched CommonJS exports once synced.
+    // The module hook patches `http` when it is required. The client calls `request` on the module
+    // object as it sends (src/client/node-http.ts), so it sees the patch with nothing synced.
     createRequire(import.meta.url)('node:http');
-    syncBuiltinESMExports();
     handle = instrumentClient(traced, { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider });
     server = createServer((req, res) => {
         if (req.url === '/redirect') {
@@ -49,7 +49,6 @@ afterEach(() => otel.reset());
 afterAll(async () => {
     handle.disable();
     httpInstrumentation.disable();
-    syncBuiltinESMExports();
     server.close();
     await otel.shutdown();
 });
@@ -91,6 +90,23 @@ describe('with @opentelemetry/instrumentation-http active', () => {
                 serverSpans.filter((span) => span.parentSpanContext?.spanId === hop.spanContext().spanId)
             ).toHaveLength(1);
         }
+    });
+
+    it('TracewireInstrumentation (every client, through the channels): one client span, parent of the server span', async () => {
+        httpInstrumentation.setConfig({});
+        const processWide = new TracewireInstrumentation({ tracerProvider: otel.tracerProvider });
+        try {
+            await client.get(`${base}/`);
+        } finally {
+            processWide.disable();
+        }
+
+        await expect.poll(() => otel.spans().length).toBe(2);
+        const [span, ...others] = clientSpans();
+        expect(others).toHaveLength(0);
+        expect(span?.instrumentationScope.name).toBe('tracewire/instrumentation');
+        const serverSpan = otel.spans().find((candidate) => candidate.kind === SpanKind.SERVER)!;
+        expect(serverSpan.parentSpanContext?.spanId).toBe(span?.spanContext().spanId);
     });
 
     it('tracing suppressed by the caller stays suppressed: no span at all', async () => {
