@@ -134,14 +134,19 @@ export function responseEnd(hop: HopRecord, res: IncomingMessage): HopEnd {
     return { err: undefined, res, interrupted };
 }
 
-/** `error.type` of a hop (README "Spans and attributes"). */
+/**
+ * `error.type` of a hop (README "Spans and attributes"). A response discarded before its end keeps
+ * its 4xx/5xx status (the retry policy drops the body of a retried 503 sent chunked or over 64 KiB);
+ * only one without such a status is `_OTHER`.
+ */
 export function hopErrorType({ err, res, interrupted }: HopEnd): string | undefined {
     const statusCode = res?.statusCode;
-    if (interrupted) {
-        return ERROR_TYPE_VALUE_OTHER;
+    if (err !== undefined) {
+        return failureErrorType(err, statusCode);
     }
 
-    return err === undefined ? statusErrorType(statusCode) : failureErrorType(err, statusCode);
+    const statusType = statusErrorType(statusCode);
+    return interrupted ? (statusType ?? ERROR_TYPE_VALUE_OTHER) : statusType;
 }
 
 /** Marks the span and the duration point of a hop that did not succeed; no-op for one that did. */
