@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { context, propagation, type Tracer, trace } from '@opentelemetry/api';
 import { isTracingSuppressed } from '@opentelemetry/core';
+import type { Timings } from '../src/client/timings.js';
 import type { ResponseDetails } from '../src/client/types.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
@@ -14,11 +15,13 @@ import {
     recordResponse,
     responseEnd
 } from './client-span.js';
+import { ConnectionMetrics } from './connection-metrics.js';
 import { OpenConnections } from './connection-pool.js';
 import { endMeasured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, reportError, resolveProviders } from './providers.js';
 import { SeenAgents } from './seen-agents.js';
+import { recordPhases } from './span-phases.js';
 
 type TracedHop = HopRecord<ClientHandlers>;
 
@@ -43,6 +46,7 @@ export class ClientHandlers {
     private readonly requestHeaders: CapturedHeaders;
     private readonly responseHeaders: CapturedHeaders;
     private readonly connections: OpenConnections | undefined;
+    private readonly connectionMetrics: ConnectionMetrics | undefined;
     private readonly agents: SeenAgents;
     // `preRequest` and `request` of a hop are emitted in the same tick, around `http.request()`:
     // this links the ClientRequest to the hop that was just started.
@@ -58,8 +62,9 @@ export class ClientHandlers {
         this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
         this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
         this.agents = new SeenAgents(() => client.agents);
-        this.connections =
-            config.optionalMetrics === true ? new OpenConnections(meter, () => this.agents.agents()) : undefined;
+        const optional = config.optionalMetrics === true;
+        this.connections = optional ? new OpenConnections(meter, () => this.agents.agents()) : undefined;
+        this.connectionMetrics = optional ? new ConnectionMetrics(meter) : undefined;
     }
 
     stop(): void {
@@ -120,6 +125,17 @@ export class ClientHandlers {
         try {
             hop.details = details;
             const res = details.res;
+            // The lookup and the connection are over (or failed) once the headers arrive or the hop fails.
+            if (this.connectionMetrics !== undefined && timingsOf(details) !== undefined) {
+                this.connectionMetrics.recordHop({
+                    uri: details.uri,
+                    req: details.req,
+                    res,
+                    timings: timingsOf(details)!,
+                    err
+                });
+            }
+
             if (err !== undefined || res === undefined) {
                 this.endHop(hop, { err, res: undefined, interrupted: false });
             } else {
@@ -200,6 +216,12 @@ export class ClientHandlers {
     private endHop(hop: TracedHop, end: HopEnd): void {
         const { err, res } = end;
         recordOutcome(hop, end);
+        // Read at the end: `end` and `download` are set once the body has been read.
+        const timings = hop.details === undefined ? undefined : timingsOf(hop.details);
+        if (timings !== undefined && hop.span.isRecording()) {
+            recordPhases(hop.span, timings);
+        }
+
         // Sizes only for a hop that got a response: before one, nothing says what reached the server.
         const requestBody = res === undefined ? undefined : hop.requestBody;
         // A declared length holds only for a body received whole: a body cut short has no size.
@@ -239,4 +261,9 @@ function onResponseDone(this: IncomingMessage): void {
     } catch (err) {
         reportError('response listener', err);
     }
+}
+
+// TEMPORARY until the client's `details.timings` lands (branch tw-28a): read it without its type.
+function timingsOf(details: ResponseDetails): Timings | undefined {
+    return (details as { timings?: Timings }).timings;
 }

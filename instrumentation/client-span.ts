@@ -25,6 +25,7 @@ import {
 import type { BodyCount } from './body-size.js';
 import { causeOf, failureErrorType, statusErrorType } from './error-type.js';
 import type { Measured } from './measured.js';
+import { ATTR_TIMEOUT_PHASE, timeoutPhaseOf } from './span-phases.js';
 
 /** What the instrumentation keeps of one hop, from its `preRequest` to the end of its response. */
 export interface HopRecord<Owner = unknown> extends Measured {
@@ -161,6 +162,12 @@ export function recordOutcome(hop: HopRecord, end: HopEnd): void {
     span.setAttribute(ATTR_ERROR_TYPE, errorType);
     metricAttributes[ATTR_ERROR_TYPE] = errorType;
     if (err !== undefined) {
+        // Which bound ran out, on the span of the hop that hit it (README "Phases on client spans").
+        const timeoutPhase = timeoutPhaseOf(err);
+        if (timeoutPhase !== undefined) {
+            span.setAttribute(ATTR_TIMEOUT_PHASE, timeoutPhase);
+        }
+
         span.recordException(causeOf(err) ?? err);
         span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
     } else if (interrupted) {
