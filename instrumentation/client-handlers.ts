@@ -1,7 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { context, propagation, type Tracer, trace } from '@opentelemetry/api';
 import { isTracingSuppressed } from '@opentelemetry/core';
-import type { Timings } from '../src/client/timings.js';
 import type { ResponseDetails } from '../src/client/types.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
@@ -126,12 +125,12 @@ export class ClientHandlers {
             hop.details = details;
             const res = details.res;
             // The lookup and the connection are over (or failed) once the headers arrive or the hop fails.
-            if (this.connectionMetrics !== undefined && timingsOf(details) !== undefined) {
+            if (this.connectionMetrics !== undefined && details.timings !== undefined) {
                 this.connectionMetrics.recordHop({
                     uri: details.uri,
                     req: details.req,
                     res,
-                    timings: timingsOf(details)!,
+                    timings: details.timings,
                     err
                 });
             }
@@ -215,13 +214,14 @@ export class ClientHandlers {
     /** Ends a hop: its status, sizes and error, the `responseHook`, the span, then the metric points. */
     private endHop(hop: TracedHop, end: HopEnd): void {
         const { err, res } = end;
-        recordOutcome(hop, end);
-        // Read at the end: `end` and `download` are set once the body has been read.
-        const timings = hop.details === undefined ? undefined : timingsOf(hop.details);
+        // Read at the end: `end` and `download` are set once the body has been read. Before the
+        // outcome, so the span's events run in time order, its `exception` last.
+        const timings = hop.details?.timings;
         if (timings !== undefined && hop.span.isRecording()) {
             recordPhases(hop.span, timings);
         }
 
+        recordOutcome(hop, end);
         // Sizes only for a hop that got a response: before one, nothing says what reached the server.
         const requestBody = res === undefined ? undefined : hop.requestBody;
         // A declared length holds only for a body received whole: a body cut short has no size.
@@ -261,9 +261,4 @@ function onResponseDone(this: IncomingMessage): void {
     } catch (err) {
         reportError('response listener', err);
     }
-}
-
-// TEMPORARY until the client's `details.timings` lands (branch tw-28a): read it without its type.
-function timingsOf(details: ResponseDetails): Timings | undefined {
-    return (details as { timings?: Timings }).timings;
 }
