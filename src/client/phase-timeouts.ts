@@ -35,14 +35,7 @@ export function phaseTimeoutsProblem(value: unknown): string | undefined {
 }
 
 /** The client's default `timeouts` with the request's over them, phase by phase. */
-export function mergePhaseTimeouts(
-    defaults: PhaseTimeouts | undefined,
-    given: PhaseTimeouts | undefined
-): PhaseTimeouts | undefined {
-    if (defaults === undefined || given === undefined) {
-        return given ?? defaults;
-    }
-
+export function mergePhaseTimeouts(defaults: PhaseTimeouts, given: PhaseTimeouts): PhaseTimeouts {
     const merged: PhaseTimeouts = { ...defaults };
     for (const name of phaseNames) {
         const limit = given[name];
