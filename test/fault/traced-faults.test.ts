@@ -14,7 +14,7 @@ import {
     METRIC_HTTP_CLIENT_REQUEST_DURATION
 } from '@opentelemetry/semantic-conventions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instrumentClient } from '../../instrumentation/index.js';
+import { ATTR_TIMEOUT_PHASE, instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
 import { seeded } from '../seeded.js';
 
@@ -210,6 +210,8 @@ describe('traced fault injection: a seeded mix, every span starts and ends once'
 
             const options = {
                 timeout: 300 + Math.floor(random() * 200),
+                // A phase bound on some: its hop ends in that phase, with the phase on the span.
+                ...(random() < 0.3 ? { timeouts: { response: 150 + Math.floor(random() * 150) } } : {}),
                 redirects: 2,
                 ...(random() < 0.7 ? { retry: { limit: 2, backoff: () => Math.floor(random() * 5) } } : {})
             };
@@ -254,6 +256,30 @@ describe('traced fault injection: a seeded mix, every span starts and ends once'
             ).toBe(true);
             expect(lifecycle.ends.size, replay).toBe(lifecycle.starts.size);
             expect(warnings, replay).toEqual([]);
+            // Each span's phase events run in time order, within the span (1 ms of clock rounding).
+            const toMs = ([seconds, nanos]: [number, number]) => seconds * 1e3 + nanos / 1e6;
+            const disordered = spans.filter((span) => {
+                const times = span.events
+                    .filter((event) => event.name.startsWith('tracewire.'))
+                    .map((event) => toMs(event.time));
+                return (
+                    times.some((time, i) => i > 0 && time < times[i - 1]!) ||
+                    times.some((time) => time < toMs(span.startTime) - 1 || time > toMs(span.endTime) + 1)
+                );
+            });
+            expect(
+                disordered.map((span) => span.attributes['url.full']),
+                replay
+            ).toEqual([]);
+            // A hop cut by its response bound names it.
+            const phaseTimedOut = spans.filter((span) => span.attributes[ATTR_TIMEOUT_PHASE] !== undefined);
+            expect(phaseTimedOut.length, replay).toBeGreaterThan(0);
+            expect(new Set(phaseTimedOut.map((span) => span.attributes[ATTR_TIMEOUT_PHASE])), replay).toEqual(
+                new Set(['response'])
+            );
+            expect(new Set(phaseTimedOut.map((span) => span.attributes[ATTR_ERROR_TYPE])), replay).toEqual(
+                new Set(['timeout'])
+            );
 
             // Every 4xx/5xx hop, its response read, cut or discarded, names its status.
             const failed = spans.filter((span) => Number(span.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE]) >= 400);

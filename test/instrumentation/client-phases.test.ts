@@ -34,7 +34,7 @@ const atLeast = (delay * 0.8) / 1000;
 
 /**
  * `/think`: waits before the headers. `/trickle`: headers, then the body in two pieces `delay` apart.
- * `/to-name`: redirects to the same server by name. `/stall`: never answers.
+ * `/to-name`: redirects to the same server by name; `/to-slow` to `/think`. `/stall`: never answers.
  */
 function handler(req: IncomingMessage, res: ServerResponse): void {
     if (req.url === '/think') {
@@ -45,6 +45,8 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
         setTimeout(() => res.end('ic'), delay);
     } else if (req.url === '/to-name') {
         res.writeHead(302, { location: `http://localhost:${(req.socket.localPort ?? 0).toString()}/` }).end();
+    } else if (req.url === '/to-slow') {
+        res.writeHead(302, { location: '/think' }).end();
     } else if (req.url === '/stall') {
         // Nothing: the client's bound must end it.
     } else {
@@ -214,6 +216,24 @@ describe('phases on client spans (README "Phases on client spans")', () => {
         expect(eventNames(span!).slice(-2)).toEqual([PHASE_EVENTS.upload, 'exception']);
         expect(eventNames(span!)).not.toContain(PHASE_EVENTS.response);
         expect(phaseOf(span!, 'firstByte')).toBeUndefined();
+    });
+
+    it('a retried response timeout: the phase on the span of each hop that ran out', async () => {
+        const spans = await spansOf(() =>
+            api.get(`${http.url}/stall`, { timeouts: { response: 80 }, retry: { limit: 1, backoff: () => 0 } })
+        );
+        expect(spans).toHaveLength(2);
+        expect(spans.map((span) => span.attributes[ATTR_TIMEOUT_PHASE])).toEqual(['response', 'response']);
+        expect(spans.map((span) => span.attributes[ATTR_ERROR_TYPE])).toEqual(['timeout', 'timeout']);
+    });
+
+    it('the deadline: named on the span of the hop it cut short', async () => {
+        const spans = await spansOf(() => api.get(`${http.url}/to-slow`, { deadline: 100, redirects: 1 }));
+        expect(spans).toHaveLength(2);
+        const [redirect, cut] = spans;
+        expect(redirect!.attributes[ATTR_TIMEOUT_PHASE]).toBeUndefined();
+        expect(cut!.attributes[ATTR_TIMEOUT_PHASE]).toBe('deadline');
+        expect(cut!.attributes[ATTR_ERROR_TYPE]).toBe('timeout');
     });
 
     it("the connection and DNS metric names are the conventions' (copied, not imported from their incubating entry)", () => {
