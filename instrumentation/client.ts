@@ -36,7 +36,8 @@ export interface ClientInstrumentationConfig extends ProviderConfig {
     headersToSpanAttributes?: { request?: readonly string[]; response?: readonly string[] };
     /**
      * Also record the conventions' `http.client.request.body.size`, `http.client.response.body.size`,
-     * `http.client.active_requests` and `http.client.open_connections`. Default false: only
+     * `http.client.active_requests`, `http.client.open_connections`, `http.client.connection.duration`
+     * and `dns.lookup.duration`. Default false: only
      * `http.client.request.duration`.
      */
     optionalMetrics?: boolean;

@@ -7,7 +7,8 @@ import {
     ATTR_NETWORK_PROTOCOL_VERSION,
     ATTR_SERVER_ADDRESS,
     ATTR_SERVER_PORT,
-    ATTR_URL_SCHEME
+    ATTR_URL_SCHEME,
+    ERROR_TYPE_VALUE_OTHER
 } from '@opentelemetry/semantic-conventions';
 import type { Timings } from '../src/client/timings.js';
 import type { RequestUri } from '../src/client/types.js';
@@ -79,7 +80,7 @@ export class ConnectionMetrics {
         let duration = timings.phases.dns;
         if (duration === undefined) {
             duration = (timings.error ?? timings.abort ?? epochNow()) - timings.socket!;
-            attributes[ATTR_ERROR_TYPE] = failureErrorType(err!, undefined) ?? 'aborted';
+            attributes[ATTR_ERROR_TYPE] = failureErrorType(err!, undefined) ?? ERROR_TYPE_VALUE_OTHER;
         }
 
         this.lookupDuration.record(duration / 1000, attributes);

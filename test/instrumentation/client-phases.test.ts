@@ -208,6 +208,22 @@ describe('phases on client spans (README "Phases on client spans")', () => {
         expect(lookups[0]!.sum).toBeGreaterThanOrEqual(0.08);
     });
 
+    it('a name that does not resolve: a failed lookup with its error code', async () => {
+        const notFound: LookupFunction = (hostname, _options, callback) => {
+            const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+            setTimeout(() => callback(err, '', 4), 20);
+        };
+        const [span] = await spansOf(() => api.get(`http://nowhere.invalid:${http.port}/`, { lookup: notFound }));
+        expect(span!.attributes[ATTR_ERROR_TYPE]).toBe('ENOTFOUND');
+        expect(span!.attributes[ATTR_TIMEOUT_PHASE]).toBeUndefined();
+        const failed = (await points(METRIC_DNS_LOOKUP_DURATION)).filter(
+            (point) => point.attributes[ATTR_DNS_QUESTION_NAME] === 'nowhere.invalid'
+        );
+        expect(failed).toHaveLength(1);
+        expect(failed[0]!.attributes[ATTR_ERROR_TYPE]).toBe('ENOTFOUND');
+        expect(failed[0]!.sum).toBeGreaterThanOrEqual(0.015);
+    });
+
     it('a server that does not answer: the response phase on the span, its events up to the upload', async () => {
         const [span] = await spansOf(() => api.get(`${http.url}/stall`, { timeouts: { response: 100 } }));
         expect(span!.attributes[ATTR_TIMEOUT_PHASE]).toBe('response');
