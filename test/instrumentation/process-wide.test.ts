@@ -170,6 +170,11 @@ describe('TracewireInstrumentation', () => {
         }
 
         expect(otel.spans().map(describeSpan)).toEqual(byClient);
+        // The phases are there too, read from the channel message's details.timings.
+        for (const span of otel.spans()) {
+            expect(span.events.map((event) => event.name)).toContain(PHASE_EVENTS.response);
+            expect(span.attributes[PHASE_ATTRIBUTES.firstByte]).toBeGreaterThanOrEqual(0);
+        }
         expect(byClient).toHaveLength(4);
     });
 
