@@ -2,7 +2,8 @@
 // port, an instrumented client making a few requests against it, then every trace printed as a
 // tree (client span → server span) and the metrics summarised. No outside service.
 // The last request is made by the root `client`, traced by the process-wide TracewireInstrumentation,
-// and draws a progress bar for its download.
+// and draws a progress bar for its download. Then a waterfall of the phases of four requests (a new
+// connection, a reused one, a slow server, a slow download), from their `res.timings`.
 // `npm start -- --optional-metrics` (or TRACEWIRE_OPTIONAL_METRICS=1) adds the optional metrics:
 // body sizes, active requests and the client's open connections.
 import { Readable } from 'node:stream';
@@ -14,6 +15,7 @@ import { client, errors, staticFiles } from 'tracewire';
 import { instrumentClient, TracewireInstrumentation, tracing, withRequestContext } from 'tracewire/instrumentation';
 import { printMetrics, printTraces } from './report.js';
 import { startTelemetry } from './telemetry.js';
+import { renderWaterfalls } from './waterfall.js';
 
 const optionalMetrics = process.argv.includes('--optional-metrics') || process.env.TRACEWIRE_OPTIONAL_METRICS === '1';
 
@@ -44,6 +46,15 @@ server.route([
         handler: () => {
             // The payload says only "An internal server error occurred"; the span keeps the message.
             throw errors.badImplementation('Inventory database unreachable');
+        }
+    },
+    {
+        method: 'GET',
+        path: '/api/report',
+        // A server that thinks for 150 ms before its headers.
+        handler: async () => {
+            await sleep(150);
+            return { ready: true };
         }
     },
     {
@@ -96,12 +107,22 @@ const requests = [
     ],
     ['a range of a file', '/files/readme.txt', { route: '/files/{path*}', headers: { range: 'bytes=0-15' } }],
     ['a directory listing', '/files/docs/', { route: '/files/{path*}' }],
+    ['a slow server', '/api/report', { route: '/api/report' }],
     ['a slow download', '/api/export', { route: '/api/export' }],
     ['a redirect', '/readme', { redirects: 2 }],
     ['a missing file', '/files/missing.txt', { route: '/files/{path*}' }],
     ['a failing handler', '/api/stock', {}],
     ['a call made by a handler', '/api/summary', {}]
 ];
+
+// The requests whose phases are drawn as a waterfall at the end, by label, from `res.timings`.
+const waterfallOf = new Map([
+    ['a file', 'a new connection'],
+    ['a pre-compressed file', 'a reused connection'],
+    ['a slow server', 'a slow server'],
+    ['a slow download', 'a slow download']
+]);
+const waterfalls = [];
 
 console.log(`tracewire demo: hapi on ${server.info.uri}\n`);
 const tracer = trace.getTracer('tracewire-demo');
@@ -111,6 +132,10 @@ for (const [what, path, options] of requests) {
         try {
             const started = performance.now();
             const { res, payload } = await api.get(path, options);
+            if (waterfallOf.has(what)) {
+                // Read after the body: `end` and `download` are set once it has been read.
+                waterfalls.push({ label: waterfallOf.get(what), timings: res.timings });
+            }
             const headersAfter = headersArrivedAt - started;
             const bodyAfter = performance.now() - started;
             const encoding = res.headers['content-encoding'] ? `, ${res.headers['content-encoding']} on the wire` : '';
@@ -140,6 +165,12 @@ await tracer.startActiveSpan('demo: a download with a progress bar', async (step
     console.log(`${'a download with progress'.padEnd(26)} GET /api/archive → ${payload.length} bytes`);
     step.end();
 });
+
+// Where the time of a few requests went, on one scale: `res.timings`, also on each client span.
+console.log('\nwhere the time went (res.timings; the same phases are on each client span):');
+for (const line of renderWaterfalls(waterfalls)) {
+    console.log(`  ${line}`);
+}
 
 // Read while the client's kept-alive connections are still open, so the pool gauge has something to show.
 const resourceMetrics = await telemetry.collectMetrics();

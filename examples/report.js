@@ -9,6 +9,7 @@ const keyAttributes = [
     'http.route',
     'http.response.status_code',
     'error.type',
+    'tracewire.timeout.phase',
     'http.request.resend_count',
     'url.template',
     'http.response.body.size',
@@ -55,7 +56,18 @@ function printSpan(span, children, indent, last) {
         console.log(`${detail}   ${attributes.join('  ')}`);
     }
 
-    for (const event of span.events) {
+    // The phases of a client span (its `tracewire.phase.*` attributes; the events mark the same moments on a timeline).
+    const phases = Object.entries(span.attributes)
+        .filter(([key]) => key.startsWith('tracewire.phase.'))
+        .map(
+            ([key, seconds]) =>
+                `${key.slice('tracewire.phase.'.length, -'.duration'.length)} ${(seconds * 1e3).toFixed(1)} ms`
+        );
+    if (phases.length > 0) {
+        console.log(`${detail}   phases: ${phases.join(', ')}`);
+    }
+
+    for (const event of span.events.filter(({ name }) => !name.startsWith('tracewire.'))) {
         console.log(`${detail}   event ${event.name}: ${event.attributes?.['exception.message'] ?? ''}`);
     }
 

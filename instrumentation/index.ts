@@ -19,6 +19,11 @@ export {
 } from './client.js';
 export { ignoreTracewireRequests, isTracewireRequest, TRACEWIRE_REQUEST } from './http-instrumentation.js';
 export {
+    ATTR_DNS_QUESTION_NAME,
+    METRIC_DNS_LOOKUP_DURATION,
+    METRIC_HTTP_CLIENT_CONNECTION_DURATION
+} from './semconv.js';
+export {
     type RequestTracing,
     requestContext,
     TRACING_PLUGIN,
@@ -26,6 +31,7 @@ export {
     tracing,
     withRequestContext
 } from './server.js';
+export { ATTR_TIMEOUT_PHASE, PHASE_ATTRIBUTES, PHASE_EVENTS } from './span-phases.js';
 export {
     INSTRUMENTATION_VERSION,
     TracewireInstrumentation,

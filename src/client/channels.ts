@@ -26,7 +26,10 @@ export interface RequestMessage {
     uri: RequestUri;
 }
 
-/** The message of `tracewire:client:response`, once per hop: the arguments of the `response` event. */
+/**
+ * The message of `tracewire:client:response`, once per hop: the arguments of the `response` event,
+ * the hop's `timings` among the details (README "Timings").
+ */
 export interface ResponseMessage {
     err: HttpError | undefined;
     details: ResponseDetails;

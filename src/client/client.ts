@@ -5,6 +5,7 @@ import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { ReadForHelper } from './helper-read.js';
 import { assertDefaults, copyHeaders, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
+import { mergePhaseTimeouts } from './phase-timeouts.js';
 import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow, resolveResponse } from './request-flow.js';
 import type {
@@ -55,6 +56,10 @@ export class Client implements ClientContext {
 
         const parent = this.#defaults;
         const merged: StoredDefaults = { ...parent, ...rest, headers: copyHeaders(parent?.headers, rest.headers) };
+        if (parent?.timeouts !== undefined && rest.timeouts !== undefined) {
+            merged.timeouts = mergePhaseTimeouts(parent.timeouts, rest.timeouts);
+        }
+
         // Derived clients share the parent's emitter, so instrumenting a root client covers them all.
         const emitter =
             events === false ? undefined : (this.events ?? (events ? new EventEmitter<ClientEvents>() : undefined));

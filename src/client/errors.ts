@@ -1,4 +1,5 @@
 import { HttpError } from '../errors/index.js';
+import type { TimeoutPhase } from './timings.js';
 
 /**
  * The client's failure mapping. Every failure is an `HttpError`; when it stems from a lower-level
@@ -27,6 +28,28 @@ export function requestTimeout(timeout: number): HttpError {
     const cause: CodedError = new Error(`No response within ${timeout} ms`);
     cause.code = 'ETIMEDOUT';
     return wrap('Client request timeout', 504, cause, requestTimeout);
+}
+
+/** The `data` of a phase timeout or of the deadline: `code` is `ETIMEDOUT`, `phase` says which bound ran out. */
+export type PhaseTimeoutCause = CodedError & { code: 'ETIMEDOUT'; phase: TimeoutPhase };
+
+/**
+ * 504: a phase of the hop outlasted its bound in the `timeouts` option (README "Timings"); retried
+ * like any `ETIMEDOUT`.
+ */
+export function phaseTimeout(phase: Exclude<TimeoutPhase, 'deadline'>, limit: number): HttpError {
+    const cause = new Error(`The ${phase} phase took longer than ${limit} ms`) as PhaseTimeoutCause;
+    cause.code = 'ETIMEDOUT';
+    cause.phase = phase;
+    return wrap(`Client request timeout: ${phase} phase over ${limit} ms`, 504, cause, phaseTimeout);
+}
+
+/** 504: the call outlasted its `deadline` (README "Timings"); never retried. */
+export function deadlineExceeded(deadline: number): HttpError {
+    const cause = new Error(`The call took longer than its deadline of ${deadline} ms`) as PhaseTimeoutCause;
+    cause.code = 'ETIMEDOUT';
+    cause.phase = 'deadline';
+    return wrap(`Client request deadline of ${deadline} ms exceeded`, 504, cause, deadlineExceeded);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { HttpError } from '../errors/index.js';
+import type { DeadlineLeft } from './deadline.js';
 import { clientFailure, responseError } from './errors.js';
 import { readOptionsOver, type StoredDefaults } from './options.js';
 import { type ReadSink, readCheckedPayload } from './read.js';
@@ -14,14 +15,20 @@ export class ReadForHelper implements Finisher {
         private readonly options: ReadOptions | undefined
     ) {}
 
-    finish(res: IncomingMessage, resolve: (value: unknown) => void, reject: (err: HttpError) => void): void {
+    finish(
+        res: IncomingMessage,
+        resolve: (value: unknown) => void,
+        reject: (err: HttpError) => void,
+        deadline: DeadlineLeft | undefined
+    ): void {
         try {
             readCheckedPayload(
                 res,
                 // The caller's read options, not the request's effective ones that listeners and redirects may have edited.
                 readOptionsOver(this.defaults, this.options),
                 (res.statusCode as number) >= 400,
-                new HelperRead(res, resolve, reject)
+                new HelperRead(res, resolve, reject),
+                deadline
             );
         } catch (err) {
             res.destroy();

@@ -1,16 +1,19 @@
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, destinationOf } from './destination.js';
 import { aborted, clientFailure, requestError } from './errors.js';
+import { type ConnectionRoute, HopClock } from './hop-timings.js';
 import { createNodeRequest } from './node-http.js';
 import { toNodeOptions } from './node-options.js';
 import { isStream, type PreparedPayload, preparePayload } from './payload.js';
 import type { PayloadReplay } from './payload-replay.js';
+import { PhaseGuard, type PhaseGuardOwner } from './phase-timeouts.js';
 import { announceHop, announceRequest, type Pipeline, reportHop } from './pipeline.js';
 import { trackUpload, type UploadOwner } from './progress.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError, routeThroughProxy, usesProxy, watchProxy } from './proxy.js';
 import { bytesSinceRelease, governSocketRelease, retireIdlePeers } from './socket-release.js';
-import type { Agents, EffectiveOptions, RequestUri, ResendReason } from './types.js';
+import type { Agents, EffectiveOptions, RequestUri, ResendReason, TimedResponse } from './types.js';
 
 /** What a hop needs from the request it belongs to (request-flow.ts), and how it hands its end back. */
 export interface HopOwner {
@@ -43,7 +46,9 @@ type HopRequest = ClientRequest & { [hopOf]: Hop };
  * pipeline (`preRequest` -> `request` -> `response`), owns its ClientRequest, destination and proxy
  * route, sends its payload, and ends exactly once, through `end()`, whatever happens first.
  */
-export class Hop implements UploadOwner {
+export class Hop implements UploadOwner, PhaseGuardOwner {
+    /** When each phase of the hop happened: its `timings` (README "Timings"). */
+    readonly clock = new HopClock();
     /** The method as sent (a `preRequest` listener may change it). */
     method: string;
     /** Undefined until the request exists; stays so when it could not be created. */
@@ -157,6 +162,8 @@ export class Hop implements UploadOwner {
         req.on('response', onResponse);
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
+        const guard = PhaseGuard.of(options.timeouts, this);
+        this.clock.watch(req, this.proxy?.tunnel ? 'tunnel' : guard === undefined ? 'named' : this.route(), guard);
         this.owner.requestCreated(req, options);
         if (pipeline !== undefined) {
             const failure = announceRequest(pipeline, req);
@@ -197,10 +204,19 @@ export class Hop implements UploadOwner {
         }
 
         this.ended = true;
+        this.clock.hopEnded(err);
         const listenerFailure =
             this.pipeline === undefined
                 ? undefined
-                : reportHop(this.pipeline, err, this.req, res, this.start, this.uri!);
+                : reportHop(
+                      this.pipeline,
+                      err,
+                      this.req,
+                      res as TimedResponse | undefined,
+                      this.start,
+                      this.uri!,
+                      this.clock.timings
+                  );
         if (res !== undefined) {
             if (listenerFailure === undefined) {
                 this.owner.hopResponded(this, res);
@@ -232,6 +248,7 @@ export class Hop implements UploadOwner {
             return;
         }
 
+        this.clock.responded(res);
         const refusal = this.proxy === undefined ? undefined : proxyRefusal(this.proxy, res);
         if (refusal !== undefined) {
             res.destroy();
@@ -240,6 +257,17 @@ export class Hop implements UploadOwner {
         }
 
         this.end(undefined, res);
+    }
+
+    /** A phase outlasted its bound in the `timeouts` option: the hop fails with that 504. */
+    phaseExpired(err: HttpError): void {
+        this.end(err, undefined);
+    }
+
+    /** Whether a new connection of this hop starts with a lookup (the host it connects to is a name). */
+    private route(): ConnectionRoute {
+        const host = this.proxy?.hostname ?? (this.options.socketPath === undefined ? this.destination.hostname : '');
+        return host !== '' && isIP(host) === 0 ? 'named' : 'address';
     }
 
     /** True when the request got a connection from the pool rather than a new one (Node tells). */

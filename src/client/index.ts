@@ -16,6 +16,7 @@ export {
 export { Client, type ClientEmitter } from './client.js';
 export { clientRequestMarker } from './node-options.js';
 export type { ReadableSource } from './read.js';
+export type { PhaseTimeouts, TimeoutPhase, TimingPhases, Timings } from './timings.js';
 export type {
     Agents,
     BeforeRedirect,
@@ -36,5 +37,6 @@ export type {
     ResponseErrorData,
     ResponseWithPayload,
     RetryOptions,
+    TimedResponse,
     TransferProgress
 } from './types.js';

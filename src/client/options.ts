@@ -3,6 +3,7 @@ import { isToken } from '../common/http-token.js';
 import type { HttpError } from '../errors/index.js';
 import { invalidOption } from './errors.js';
 import { isCount } from './option-values.js';
+import { mergePhaseTimeouts, phaseTimeoutsProblem } from './phase-timeouts.js';
 import { proxyProblem } from './proxy.js';
 import { retryProblem } from './retry.js';
 import type {
@@ -81,6 +82,7 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
         case 'redirectMethod':
             return typeof value === 'string' && isToken(value) ? undefined : 'must be an HTTP method name';
         case 'timeout':
+        case 'deadline':
         case 'maxBytes':
             return isCount(value) ? undefined : 'must be a non-negative integer of milliseconds or bytes';
         case 'family':
@@ -93,6 +95,8 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return proxyProblem(value);
         case 'retry':
             return retryProblem(value);
+        case 'timeouts':
+            return phaseTimeoutsProblem(value);
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':
@@ -119,7 +123,16 @@ export function mergeOptions(
         return { ...given, headers: copyHeaders(undefined, given?.headers) } as EffectiveOptions;
     }
 
-    return { ...defaults, ...given, headers: copyHeaders(defaults.headers, given?.headers) } as EffectiveOptions;
+    const merged = {
+        ...defaults,
+        ...given,
+        headers: copyHeaders(defaults.headers, given?.headers)
+    } as EffectiveOptions;
+    if (defaults.timeouts !== undefined && given?.timeouts !== undefined) {
+        merged.timeouts = mergePhaseTimeouts(defaults.timeouts, given.timeouts);
+    }
+
+    return merged;
 }
 
 /**

@@ -1,9 +1,10 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../errors/index.js';
 import { type PipelineEmitter, withChannels } from './channels.js';
 import { clientFailure } from './errors.js';
-import type { ClientEvents, EffectiveOptions, RequestUri } from './types.js';
+import type { Timings } from './timings.js';
+import type { ClientEvents, EffectiveOptions, RequestUri, TimedResponse } from './types.js';
 
 /**
  * The one place a hop reports itself: `preRequest` -> `request` -> `response` (README, "The event
@@ -51,12 +52,13 @@ export function reportHop(
     pipeline: Pipeline,
     err: HttpError | undefined,
     req: ClientRequest | undefined,
-    res: IncomingMessage | undefined,
+    res: TimedResponse | undefined,
     start: number,
-    uri: RequestUri
+    uri: RequestUri,
+    timings: Timings
 ): HttpError | undefined {
     try {
-        pipeline.emit('response', err, { req, res, start, uri });
+        pipeline.emit('response', err, { req, res, start, uri, timings });
     } catch (listenerErr) {
         return clientFailure(`A response event listener threw: ${(listenerErr as Error).message}`, listenerErr);
     }

@@ -27,6 +27,8 @@ export interface ProxyRoute {
     readonly name: string;
     /** True for an https target (a CONNECT tunnel); false for an http one (absolute-form requests). */
     readonly tunnel: boolean;
+    /** The proxy's host name (or address, without brackets): what a new connection to it resolves. */
+    readonly hostname: string;
     /** The status of the proxy's answer to CONNECT, once it came (only on a new tunnel). */
     connectStatus: number | undefined;
     connectStatusText: string | undefined;
@@ -157,6 +159,7 @@ export function routeThroughProxy(
     return {
         name: redactedProxy(url),
         tunnel: destination.isHttps,
+        hostname: url.hostname.replace(/^\[|\]$/g, ''),
         connectStatus: undefined,
         connectStatusText: undefined,
         connectHeaders: undefined,

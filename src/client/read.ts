@@ -3,9 +3,11 @@ import type { Readable, Transform } from 'node:stream';
 import { declaredLength } from '../common/message-body.js';
 import type { HttpError } from '../errors/index.js';
 import { decodersFor, type EncodedSource, hasNoBody } from './content-decoding.js';
+import type { DeadlineLeft } from './deadline.js';
 import {
     aborted,
     badUpstream,
+    deadlineExceeded,
     invalidJson,
     invalidOption,
     notJson,
@@ -86,9 +88,10 @@ export function readCheckedPayload(
     res: ReadableSource,
     options: ReadOptions | null | undefined,
     rawUnlessJson: boolean,
-    sink: ReadSink
+    sink: ReadSink,
+    deadline?: DeadlineLeft
 ): void {
-    new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, sink);
+    new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, sink, deadline);
 }
 
 function isReadable(value: unknown): value is ReadableSource {
@@ -115,6 +118,8 @@ class PayloadReader {
     private readonly chunks: Buffer[] = [];
     private length = 0;
     private readonly timer: NodeJS.Timeout | undefined;
+    // What is left of the call's `deadline`, for a helper's read.
+    private readonly deadlineTimer: NodeJS.Timeout | undefined;
     // The decoders the body goes through, in order; none when it is read as it is.
     private readonly decoders: Transform[] = [];
     private readonly maxBytes: number;
@@ -126,7 +131,8 @@ class PayloadReader {
         private readonly options: WithoutNull<ReadOptions>,
         // For an error status: a body that is not JSON (by type or by syntax) is returned raw rather than refused.
         private readonly rawUnlessJson: boolean,
-        private readonly sink: ReadSink
+        private readonly sink: ReadSink,
+        private readonly deadline: DeadlineLeft | undefined
     ) {
         const signal = options.signal;
         this.maxBytes = options.maxBytes ?? 0;
@@ -170,6 +176,10 @@ class PayloadReader {
         source.on('end', onEnd);
         if (options.timeout) {
             this.timer = setTimeout(onReadTimeout, options.timeout, this);
+        }
+
+        if (deadline !== undefined) {
+            this.deadlineTimer = setTimeout(onReadDeadline, deadline.left, this);
         }
 
         signal?.addEventListener('abort', this);
@@ -264,6 +274,10 @@ class PayloadReader {
         this.fail(readTimeout(this.options.timeout as number));
     }
 
+    deadlinePassed(): void {
+        this.fail(deadlineExceeded(this.deadline!.limit));
+    }
+
     responseClosed(): void {
         // `complete` for a response (its whole body arrived), `readableEnded` for any other stream.
         if (!this.res.complete && !this.res.readableEnded) {
@@ -289,6 +303,7 @@ class PayloadReader {
 
     private cleanUp(): void {
         clearTimeout(this.timer);
+        clearTimeout(this.deadlineTimer);
         this.options.signal?.removeEventListener('abort', this);
         const res = this.res;
         res.removeListener('error', onSourceError);
@@ -333,4 +348,8 @@ function onDecodeError(this: ReaderStream, err: Error): void {
 
 function onReadTimeout(reader: PayloadReader): void {
     reader.timedOut();
+}
+
+function onReadDeadline(reader: PayloadReader): void {
+    reader.deadlinePassed();
 }

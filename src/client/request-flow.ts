@@ -3,6 +3,7 @@ import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../errors/index.js';
 import { isHttpError } from '../errors/index.js';
 import { acceptEncodingOffer } from './content-decoding.js';
+import { CallDeadline, type DeadlineLeft, type DeadlineOwner } from './deadline.js';
 import { cachedDestination, type Destination, resolveUri } from './destination.js';
 import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
 import { Hop, type HopOwner } from './hop.js';
@@ -46,7 +47,13 @@ export interface ClientContext {
 
 /** How a request settles with its final response: `request()` resolves with it, the helpers read it first. */
 export interface Finisher {
-    finish(res: IncomingMessage, resolve: (value: unknown) => void, reject: (err: HttpError) => void): void;
+    /** `deadline`: what is left of the call's `deadline`, for a finisher that goes on reading. */
+    finish(
+        res: IncomingMessage,
+        resolve: (value: unknown) => void,
+        reject: (err: HttpError) => void,
+        deadline: DeadlineLeft | undefined
+    ): void;
 }
 
 /** The finisher of `request()`: the response, its body unread. */
@@ -62,7 +69,7 @@ export const resolveResponse: Finisher = {
  * promise exactly once. It owns what spans hops: the signal, the `timeout` timer, the stream payload's
  * replay, the redirect trace, the retry count and the stale-connection re-sends.
  */
-export class RequestFlow implements HopOwner {
+export class RequestFlow implements HopOwner, DeadlineOwner {
     readonly promise: RequestPromise;
     readonly agents: Agents;
     firstReq: ClientRequest | undefined;
@@ -89,6 +96,8 @@ export class RequestFlow implements HopOwner {
     private retryTimer: NodeJS.Timeout | undefined;
     // The redirect responses so far: `data` of the errors that end the chain.
     private trace: RedirectHop[] | undefined;
+    // With the `deadline` option: the bound on the whole call.
+    private deadline: CallDeadline | undefined;
 
     constructor(
         private readonly context: ClientContext,
@@ -157,6 +166,10 @@ export class RequestFlow implements HopOwner {
 
             this.signal = signal;
             signal.addEventListener('abort', this);
+        }
+
+        if (merged.deadline) {
+            this.deadline = new CallDeadline(merged.deadline, this);
         }
 
         this.retry = retryPolicy(merged.retry);
@@ -268,7 +281,13 @@ export class RequestFlow implements HopOwner {
             return;
         }
 
-        this.scheduleRetry(hop, retry.backoff(this.retryCount + 1));
+        const delay = retry.backoff(this.retryCount + 1);
+        if (!this.waitFits(delay)) {
+            this.fail(err);
+            return;
+        }
+
+        this.scheduleRetry(hop, delay);
     }
 
     fail(err: HttpError): void {
@@ -295,6 +314,11 @@ export class RequestFlow implements HopOwner {
     /** The request `timeout` elapsed before the response headers of the last hop arrived. */
     timeout(): void {
         this.interrupt(requestTimeout(this.timeoutMs));
+    }
+
+    /** The call's `deadline` passed: whatever is under way stops, and nothing more is tried. */
+    deadlinePassed(err: HttpError): void {
+        this.interrupt(err);
     }
 
     /** Ends the hop under way with `err`; between hops (beforeRedirect, a retry's wait), fails the request. */
@@ -408,6 +432,7 @@ export class RequestFlow implements HopOwner {
     private canRetry(retry: RetryPolicy, hop: Hop): boolean {
         return (
             !this.settled &&
+            this.deadline?.passed !== true &&
             this.retryCount < retry.limit &&
             retry.methods.has(hop.method) &&
             (!isStream(hop.options.payload) || this.replay?.replayProblem() === undefined)
@@ -421,7 +446,7 @@ export class RequestFlow implements HopOwner {
         }
 
         const delay = responseRetryDelay(retry, res, this.retryCount + 1);
-        if (delay === undefined) {
+        if (delay === undefined || !this.waitFits(delay)) {
             return false;
         }
 
@@ -429,6 +454,11 @@ export class RequestFlow implements HopOwner {
         this.replay?.detach();
         this.scheduleRetry(hop, delay);
         return true;
+    }
+
+    /** No retry starts whose wait alone would take it past the call's `deadline`. */
+    private waitFits(delay: number): boolean {
+        return this.deadline === undefined || this.deadline.allows(delay);
     }
 
     /**
@@ -455,14 +485,17 @@ export class RequestFlow implements HopOwner {
             attemptsOf.set(res, this.retryCount + 1);
         }
 
+        // The helpers read the body within what is left of the deadline.
+        const deadline = this.deadline?.handOver();
         this.settle();
-        this.finisher.finish(res, this.resolve, this.reject);
+        this.finisher.finish(res, this.resolve, this.reject, deadline);
     }
 
     private settle(): void {
         this.settled = true;
         clearTimeout(this.timer);
         clearTimeout(this.retryTimer);
+        this.deadline?.stop();
         this.signal?.removeEventListener('abort', this);
         // A send under way carries on to its end; only the copy and the error listener go.
         this.replay?.dispose();

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { isToken } from '../common/http-token.js';
 import type { HttpError } from '../errors/index.js';
-import { type CodedError, requestError, requestTimeout } from './errors.js';
+import { type CodedError, phaseTimeout, requestError, requestTimeout } from './errors.js';
 import { isCount } from './option-values.js';
 import type { RetryOptions } from './types.js';
 
@@ -166,8 +166,9 @@ export function fullJitter(retryCount: number, base: number, cap: number, random
 
 /** True when this failure may be retried: a network error or the request timeout with a listed code. */
 export function isRetryableError(policy: RetryPolicy, err: HttpError): boolean {
-    // Only what went wrong on the way: never an abort, a refused option, a listener's or a proxy's refusal.
-    if (err.typeof !== requestError && err.typeof !== requestTimeout) {
+    // Only what went wrong on the way: never an abort, a refused option, a listener's or a proxy's
+    // refusal, nor the call's deadline (a phase's timeout is the hop's, the deadline the call's).
+    if (err.typeof !== requestError && err.typeof !== requestTimeout && err.typeof !== phaseTimeout) {
         return false;
     }
 

@@ -3,6 +3,7 @@ import type { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { HttpError } from '../errors/index.js';
+import type { PhaseTimeouts, Timings } from './timings.js';
 
 /** Request header name to value, as given by the caller. Names are sent lower-cased; a null or undefined value is no header. */
 export type OutgoingHeaders = Record<string, string | number | readonly string[] | null | undefined>;
@@ -62,6 +63,21 @@ export interface RequestOptions {
      * redirects and `beforeRedirect` included, each hop gets what is left. Default 0: no limit.
      */
     timeout?: number | null | undefined;
+    /**
+     * A bound in milliseconds on each phase of every hop (README "Timings"): `lookup`, `connect`
+     * (the TCP connection or the proxy tunnel), `secureConnect` (the TLS handshake), `send` (from the
+     * connection until the request is sent) and `response` (from then until the response headers).
+     * A phase that runs out fails its hop with a 504 (`data.code` `ETIMEDOUT`, `data.phase` the phase),
+     * retried like any `ETIMEDOUT`. Merged phase by phase over the client's defaults. Default: none.
+     */
+    timeouts?: PhaseTimeouts | null | undefined;
+    /**
+     * Milliseconds the whole call may take (README "Timings"): every hop, redirect, retry and wait
+     * before one, and for the helpers the read of the body. No retry starts whose wait would outlast
+     * it. Running out rejects with a 504 (`data.code` `ETIMEDOUT`, `data.phase` `'deadline'`), never
+     * retried. Counted from the call. Default 0: no limit.
+     */
+    deadline?: number | null | undefined;
     lookup?: LookupFunction | null | undefined;
     family?: 4 | 6 | null | undefined;
     hints?: number | null | undefined;
@@ -213,11 +229,16 @@ export interface ResponseDetails {
      */
     req: ClientRequest | undefined;
     /** The response (headers received), or undefined when the hop failed before one arrived. */
-    res: IncomingMessage | undefined;
+    res: TimedResponse | undefined;
     /** `Date.now()` when this hop began (just before `preRequest`). */
     start: number;
     /** The same object the hop's `preRequest` listeners received. */
     uri: RequestUri;
+    /**
+     * When each phase of this hop happened (README "Timings"), the same object as `res.timings`.
+     * `end` and `download` are still undefined here: they are set once the body has been read.
+     */
+    timings: Timings;
 }
 
 /**
@@ -250,13 +271,16 @@ export interface ClientEvents {
     response: (err: HttpError | undefined, details: ResponseDetails) => void;
 }
 
+/** A response of the client: `res.timings` is its hop's record (README "Timings"). */
+export type TimedResponse = IncomingMessage & { timings: Timings };
+
 /** A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected). */
-export type RequestPromise = Promise<IncomingMessage> & { req: ClientRequest | undefined };
+export type RequestPromise = Promise<TimedResponse> & { req: ClientRequest | undefined };
 
 /** Result of the per-method helpers. */
 export interface ResponseWithPayload<T = unknown> {
     /** The response, fully read. */
-    res: IncomingMessage;
+    res: TimedResponse;
     /** A Buffer, or the parsed JSON value when JSON parsing applies. */
     payload: T;
 }

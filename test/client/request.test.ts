@@ -444,7 +444,7 @@ describe('2.5 Agents', () => {
         own.agents.https = new HttpsAgent({ ca: selfSignedCertificate().cert, keepAlive: false });
         const { res } = await own.get(secure.url);
         expect(res.statusCode).toBe(200);
-        expect(agentOf((res as IncomingMessage & { req: ClientRequest }).req)).toBe(own.agents.https);
+        expect(agentOf((res as typeof res & { req: ClientRequest }).req)).toBe(own.agents.https);
         own.agents.https.maxSockets = 3;
         expect(own.agents.https.maxSockets).toBe(3);
     });

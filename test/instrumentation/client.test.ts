@@ -18,7 +18,7 @@ import {
 import { ATTR_URL_TEMPLATE as INCUBATING_URL_TEMPLATE } from '@opentelemetry/semantic-conventions/incubating';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ATTR_URL_TEMPLATE } from '../../instrumentation/attributes.js';
-import { type ClientInstrumentation, instrumentClient } from '../../instrumentation/index.js';
+import { type ClientInstrumentation, instrumentClient, PHASE_EVENTS } from '../../instrumentation/index.js';
 import { client } from '../../src/client/index.js';
 import { type HttpError, toSpanAttributes } from '../../src/errors/index.js';
 import { startProxy } from '../client/test-proxy.js';
@@ -218,7 +218,8 @@ describe('client spans: errors', () => {
         expect(span.status.code).toBe(SpanStatusCode.ERROR);
         expect(span.attributes[ATTR_ERROR_TYPE]).toBe('ECONNREFUSED');
         expect(span.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE]).toBeUndefined();
-        expect(span.events.map((event) => event.name)).toEqual(['exception']);
+        // The exception, after the moments the hop had (its socket, no connection).
+        expect(span.events.map((event) => event.name)).toEqual([PHASE_EVENTS.socket, 'exception']);
     });
 
     it('a timeout: error.type timeout', async () => {

@@ -64,8 +64,32 @@ describe('the npm start demo', () => {
         expect(stdout).toContain('[########################] 100%  1024 of 1024 KiB');
         expect(stdout).toMatch(/a download with progress +GET \/api\/archive → 1048576 bytes/);
 
-        // Every request of the demo is one trace: 10 steps, 10 trace ids.
-        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(10);
+        // Every request of the demo is one trace: 11 steps, 11 trace ids.
+        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(11);
+
+        // The waterfall of four requests (examples/waterfall.js): each phase a line, the phases a
+        // request did not have marked, the slow server's time in firstByte, the slow download's in download.
+        const waterfall = indexOf('where the time went');
+        expect(waterfall).toBeGreaterThan(-1);
+        const block = (label: string) => {
+            const start = indexOf(`  ${label} `, waterfall);
+            expect(start).toBeGreaterThan(waterfall);
+            return lines.slice(start + 1, start + 8).map((line) => line.trim());
+        };
+        const phase = (rows: string[], name: string) => rows.find((row) => row.startsWith(`${name} `))!;
+        const millis = (row: string) => Number(/([\d.]+) ms$/.exec(row)?.[1]);
+        const fresh = block('a new connection');
+        expect(phase(fresh, 'tcp')).toMatch(/█+ +[\d.]+ ms$/);
+        expect(phase(fresh, 'dns')).toMatch(/ -$/);
+        expect(phase(fresh, 'tls')).toMatch(/ -$/);
+        const reused = block('a reused connection');
+        expect(phase(reused, 'tcp')).toMatch(/ -$/);
+        expect(millis(phase(block('a slow server'), 'firstByte'))).toBeGreaterThanOrEqual(140);
+        expect(millis(phase(block('a slow download'), 'download'))).toBeGreaterThanOrEqual(280);
+        // The same phases on the client spans.
+        expect(stdout).toMatch(
+            /phases: wait [\d.]+ ms, tcp [\d.]+ ms, request [\d.]+ ms, first_byte [\d.]+ ms, download [\d.]+ ms/
+        );
     });
 
     it('exports over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, with the optional metrics when asked', async () => {

@@ -1,0 +1,266 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { context, propagation, type Tracer, trace } from '@opentelemetry/api';
+import type { ResponseDetails } from '../src/client/types.js';
+import { type CapturedHeaders, capturedHeaders } from './attributes.js';
+import { requestBodyOf, responseBodyOf } from './body-size.js';
+import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './client.js';
+import {
+    type HopEnd,
+    type HopRecord,
+    openHopSpan,
+    recordOutcome,
+    recordRequestHeaders,
+    recordResponse,
+    responseEnd
+} from './client-span.js';
+import { ConnectionMetrics } from './connection-metrics.js';
+import { OpenConnections } from './connection-pool.js';
+import { endMeasured } from './measured.js';
+import { createHttpMetrics, type HttpMetrics } from './metrics.js';
+import { guarded, reportError, resolveProviders } from './providers.js';
+import { callerContext, createRequestUntraced, isTracingSuppressed } from './request-scope.js';
+import { SeenAgents } from './seen-agents.js';
+import { recordPhases } from './span-phases.js';
+
+type TracedHop = HopRecord<ClientHandlers>;
+
+// The hop a response belongs to, found by the shared `end`/`close` listeners below. A symbol-keyed
+// slot on the response rather than a WeakMap: WeakMap.set per hop was among the costliest lines of
+// the instrumentation's per-hop work in the profile of an instrumented client.
+const responseHopKey = Symbol('tracewire.responseHop');
+type TracedResponse = IncomingMessage & { [responseHopKey]?: TracedHop | undefined };
+// The same for the hop a uri belongs to, from `preRequest` to `response`; null for a hop claimed
+// but not recorded (ignored, or tracing suppressed). The record names its owner.
+const uriHopKey = Symbol('tracewire.uriHop');
+type TracedUri = HopUri & { [uriHopKey]?: TracedHop | null | undefined };
+
+/**
+ * One handler per pipeline event (README "The event pipeline"); the state of a hop rides on its
+ * uri, then on its response. Every handler catches what it throws, and every user hook is guarded:
+ * an exception thrown into the client's emit() would break the request.
+ */
+export class ClientHandlers {
+    private readonly tracer: Tracer;
+    private readonly metrics: HttpMetrics;
+    private readonly requestHeaders: CapturedHeaders;
+    private readonly responseHeaders: CapturedHeaders;
+    private readonly connections: OpenConnections | undefined;
+    private readonly connectionMetrics: ConnectionMetrics | undefined;
+    private readonly agents: SeenAgents;
+    // `preRequest` and `request` of a hop are emitted in the same tick, around `http.request()`:
+    // this links the ClientRequest to the hop that was just started.
+    private pending: TracedHop | undefined;
+
+    constructor(
+        private readonly config: ClientInstrumentationConfig,
+        client: InstrumentableClient
+    ) {
+        const { tracer, meter } = resolveProviders(config);
+        this.tracer = tracer;
+        this.requestHeaders = capturedHeaders(config.headersToSpanAttributes?.request, 'request');
+        this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
+        this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
+        this.agents = new SeenAgents(() => client.agents);
+        const optional = config.optionalMetrics === true;
+        this.connections = optional ? new OpenConnections(meter, () => this.agents.agents()) : undefined;
+        this.connectionMetrics = optional ? new ConnectionMetrics(meter) : undefined;
+    }
+
+    stop(): void {
+        this.connections?.stop();
+    }
+
+    readonly onPreRequest = (uri: HopUri, options: HopOptions): void => {
+        this.pending = undefined;
+        try {
+            // One instrumentation per hop: the client's own (it hears the hop first), else the
+            // process-wide one (tracewire-instrumentation.ts). The claim holds even for a hop it ignores.
+            if ((uri as TracedUri)[uriHopKey] !== undefined) {
+                return;
+            }
+
+            (uri as TracedUri)[uriHopKey] = null;
+            // Claimed, traced or not: no other instrumentation traces its request (request-scope.ts).
+            createRequestUntraced(uri);
+            this.startHop(uri, options ?? {});
+        } catch (err) {
+            reportError('preRequest listener', err);
+        }
+    };
+
+    readonly onRequest = (req: ClientRequest): void => {
+        const hop = this.pending;
+        this.pending = undefined;
+        if (hop === undefined) {
+            return;
+        }
+
+        try {
+            if (this.requestHeaders.names.length > 0) {
+                recordRequestHeaders(hop.span, this.requestHeaders, req);
+            }
+
+            if (hop.countsBodies) {
+                const payload = hop.options.payload;
+                hop.requestBody = requestBodyOf(req, payload !== undefined && payload !== null);
+            }
+
+            if (this.connections !== undefined) {
+                this.agents.note((req as { agent?: unknown }).agent);
+            }
+        } catch (err) {
+            reportError('request listener', err);
+        }
+    };
+
+    readonly onResponse = (err: Error | undefined, details: ResponseDetails): void => {
+        const uri = details?.uri as TracedUri | undefined;
+        const hop = uri === undefined ? undefined : uri[uriHopKey];
+        // A hop no instrumentation records, or one of another instrumentation: that of the client
+        // when this one is process-wide, or one disabled while the hop was in flight.
+        if (hop === undefined || hop === null || hop.owner !== this) {
+            return;
+        }
+
+        uri![uriHopKey] = undefined;
+        try {
+            hop.details = details;
+            const res = details.res;
+            // The lookup and the connection are over (or failed) once the headers arrive or the hop fails.
+            if (this.connectionMetrics !== undefined && details.timings !== undefined) {
+                this.connectionMetrics.recordHop({
+                    uri: details.uri,
+                    req: details.req,
+                    res,
+                    timings: details.timings,
+                    err
+                });
+            }
+
+            if (err !== undefined || res === undefined) {
+                this.endHop(hop, { err, res: undefined, interrupted: false });
+            } else {
+                this.followResponse(hop, res);
+            }
+        } catch (listenerError) {
+            reportError('response listener', listenerError);
+        }
+    };
+
+    /** The `end` or `close` of a followed response (whichever comes first). */
+    onResponseDone(hop: TracedHop, res: IncomingMessage): void {
+        this.endHop(hop, responseEnd(hop, res));
+    }
+
+    private startHop(uri: HopUri, options: HopOptions): void {
+        const parent = callerContext(context.active());
+        if (isTracingSuppressed(parent)) {
+            return;
+        }
+
+        const { ignoreRequest, requestHook } = this.config;
+        if (ignoreRequest !== undefined && guarded('ignoreRequest', ignoreRequest, uri, options) === true) {
+            return;
+        }
+
+        const { span, metricAttributes } = openHopSpan(this.tracer, uri, options, parent);
+        const optional = this.metrics.optional;
+        // The active-requests counter must go down with the very attributes it went up with.
+        const activeAttributes = optional === undefined ? undefined : { ...metricAttributes };
+        const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
+        const hop: TracedHop = {
+            span,
+            startTime: performance.now(),
+            metricAttributes,
+            signal,
+            activeAttributes,
+            countsBodies: optional !== undefined || span.isRecording(),
+            options,
+            requestBody: undefined,
+            responseBody: undefined,
+            details: undefined,
+            owner: this
+        };
+        (uri as TracedUri)[uriHopKey] = hop;
+        this.pending = hop;
+        if (activeAttributes !== undefined) {
+            optional!.activeRequests.add(1, activeAttributes);
+        }
+
+        if (requestHook !== undefined) {
+            guarded('requestHook', requestHook, span, { uri, options });
+        }
+
+        // Injected after the hook, so a hook cannot tamper with the context the server receives.
+        if (uri.headers !== undefined && uri.headers !== null) {
+            propagation.inject(trace.setSpan(parent, span), uri.headers);
+        }
+    }
+
+    /**
+     * The headers of the hop's response arrived: record them, then follow the body without
+     * consuming it. The hop ends when the body has been received (`end`) or when the response
+     * closes without it (`close`: destroyed, cut or discarded).
+     */
+    private followResponse(hop: TracedHop, res: IncomingMessage): void {
+        recordResponse(hop, res, this.responseHeaders);
+        if (hop.countsBodies) {
+            hop.responseBody = responseBodyOf(res, hop.details?.req?.method);
+        }
+
+        (res as TracedResponse)[responseHopKey] = hop;
+        res.on('end', onResponseDone);
+        res.on('close', onResponseDone);
+    }
+
+    /** Ends a hop: its status, sizes and error, the `responseHook`, the span, then the metric points. */
+    private endHop(hop: TracedHop, end: HopEnd): void {
+        const { err, res } = end;
+        // Read at the end: `end` and `download` are set once the body has been read. Before the
+        // outcome, so the span's events run in time order, its `exception` last.
+        const timings = hop.details?.timings;
+        if (timings !== undefined && hop.span.isRecording()) {
+            recordPhases(hop.span, timings);
+        }
+
+        recordOutcome(hop, end);
+        // Sizes only for a hop that got a response: before one, nothing says what reached the server.
+        const requestBody = res === undefined ? undefined : hop.requestBody;
+        // A declared length holds only for a body received whole: a body cut short has no size.
+        const responseBody =
+            res === undefined || (hop.responseBody?.declared === true && !res.complete) ? undefined : hop.responseBody;
+        const { responseHook } = this.config;
+        endMeasured(
+            hop,
+            this.metrics,
+            requestBody?.bytes,
+            responseBody?.bytes,
+            responseHook === undefined
+                ? undefined
+                : () => {
+                      const details = hop.details!;
+                      guarded('responseHook', responseHook, hop.span, {
+                          uri: details.uri,
+                          req: details.req,
+                          res,
+                          error: err
+                      });
+                  }
+        );
+    }
+}
+
+/** The `end` and `close` listener of a traced response, shared by all: the first of the two ends the hop. */
+function onResponseDone(this: IncomingMessage): void {
+    const hop = (this as TracedResponse)[responseHopKey];
+    if (hop === undefined) {
+        return;
+    }
+
+    (this as TracedResponse)[responseHopKey] = undefined;
+    try {
+        hop.owner.onResponseDone(hop, this);
+    } catch (err) {
+        reportError('response listener', err);
+    }
+}

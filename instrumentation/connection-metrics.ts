@@ -1,0 +1,130 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { type Attributes, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
+import type { Timings } from '../src/client/timings.js';
+import type { RequestUri } from '../src/client/types.js';
+import { serverAddress, serverPort } from './attributes.js';
+import { failureErrorType } from './error-type.js';
+import { DURATION_BUCKETS } from './providers.js';
+import {
+    ATTR_DNS_QUESTION_NAME,
+    ATTR_ERROR_TYPE,
+    ATTR_NETWORK_PEER_ADDRESS,
+    ATTR_NETWORK_PROTOCOL_VERSION,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
+    ATTR_URL_SCHEME,
+    ERROR_TYPE_VALUE_OTHER,
+    METRIC_DNS_LOOKUP_DURATION,
+    METRIC_HTTP_CLIENT_CONNECTION_DURATION
+} from './semconv.js';
+import { timeoutPhaseOf } from './span-phases.js';
+
+// Codes of a failed name resolution (getaddrinfo's), which end a lookup without an answer.
+const lookupFailures = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENODATA']);
+
+/** What one hop tells about its connection and its name lookup, from the `response` event. */
+export interface ConnectionFacts {
+    readonly uri: RequestUri;
+    readonly req: ClientRequest | undefined;
+    readonly res: IncomingMessage | undefined;
+    readonly timings: Timings;
+    readonly err: Error | undefined;
+}
+
+/**
+ * With `optionalMetrics`, the conventions' connection and DNS histograms (README "Metrics"), both in
+ * seconds: `http.client.connection.duration`, how long each connection a hop opened stayed
+ * established (recorded when it closes, as .NET, which defined the metric, records it), and
+ * `dns.lookup.duration`, each lookup a hop did, failed ones with their `error.type`.
+ */
+export class ConnectionMetrics {
+    private readonly connectionDuration: Histogram;
+    private readonly lookupDuration: Histogram;
+
+    constructor(meter: Meter) {
+        this.connectionDuration = meter.createHistogram(METRIC_HTTP_CLIENT_CONNECTION_DURATION, {
+            description: 'The duration of the successfully established outbound HTTP connections.',
+            unit: 's',
+            valueType: ValueType.DOUBLE,
+            advice: { explicitBucketBoundaries: [...DURATION_BUCKETS, 30, 60, 120, 300] }
+        });
+        this.lookupDuration = meter.createHistogram(METRIC_DNS_LOOKUP_DURATION, {
+            description: 'Measures the time taken to perform a DNS lookup.',
+            unit: 's',
+            valueType: ValueType.DOUBLE,
+            advice: { explicitBucketBoundaries: DURATION_BUCKETS }
+        });
+    }
+
+    /** Records the lookup of a hop, and follows the connection it opened until that closes. */
+    recordHop(facts: ConnectionFacts): void {
+        const { timings } = facts;
+        if (timings.socket !== undefined && (timings.phases.dns !== undefined || isLookupFailure(facts.err))) {
+            this.recordLookup(facts);
+        }
+
+        // Established: connected, and for https through the TLS handshake too.
+        if (timings.connect !== undefined && (facts.uri.protocol !== 'https:' || timings.secureConnect !== undefined)) {
+            this.followConnection(facts, timings.connect);
+        }
+    }
+
+    private recordLookup({ uri, req, timings, err }: ConnectionFacts): void {
+        const attributes: Attributes = {};
+        // The name the socket was opened to: that of a proxy for a request sent through one.
+        attributes[ATTR_DNS_QUESTION_NAME] = req?.host ?? serverAddress(uri);
+        let duration = timings.phases.dns;
+        if (duration === undefined) {
+            duration = (timings.error ?? timings.abort ?? epochNow()) - timings.socket!;
+            attributes[ATTR_ERROR_TYPE] = failureErrorType(err!, undefined) ?? ERROR_TYPE_VALUE_OTHER;
+        }
+
+        this.lookupDuration.record(duration / 1000, attributes);
+    }
+
+    private followConnection({ uri, req, res }: ConnectionFacts, connectedAt: number): void {
+        const socket: Socket | null | undefined = res?.socket ?? req?.socket;
+        if (socket === null || socket === undefined) {
+            return;
+        }
+
+        const attributes: Attributes = {};
+        attributes[ATTR_SERVER_ADDRESS] = serverAddress(uri);
+        attributes[ATTR_SERVER_PORT] = serverPort(uri);
+        attributes[ATTR_URL_SCHEME] = uri.protocol.slice(0, -1);
+        if (res !== undefined) {
+            attributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
+        }
+
+        if (socket.remoteAddress !== undefined) {
+            attributes[ATTR_NETWORK_PEER_ADDRESS] = socket.remoteAddress;
+        }
+
+        const record = () => this.connectionDuration.record((epochNow() - connectedAt) / 1000, attributes);
+        if (socket.closed) {
+            record();
+        } else {
+            socket.once('close', record);
+        }
+    }
+}
+
+function isLookupFailure(err: Error | undefined): boolean {
+    if (err === undefined) {
+        return false;
+    }
+
+    if (timeoutPhaseOf(err) === 'lookup') {
+        return true;
+    }
+
+    const { data } = err as { data?: { code?: unknown } };
+    const code = data?.code ?? (err as { code?: unknown }).code;
+    return typeof code === 'string' && lookupFailures.has(code);
+}
+
+/** Now, on the clock of `timings`: epoch milliseconds with sub-millisecond precision. */
+function epochNow(): number {
+    return performance.timeOrigin + performance.now();
+}

@@ -1,0 +1,64 @@
+import type { Span } from '@opentelemetry/api';
+import type { TimeoutPhase, TimingPhases, Timings } from '../src/client/timings.js';
+
+/*
+ * A hop's phases on its span (README "Phases on client spans"). The semantic conventions have no
+ * HTTP client phase attributes or events yet, so both forms are given, under our own namespace: an
+ * event at each moment of the hop's `timings` (Jaeger and Tempo draw events on the span's
+ * timeline) and one attribute per phase duration (what attribute queries filter and aggregate on).
+ */
+
+/** The span event at each moment a hop's `timings` record, in the order they happen. */
+export const PHASE_EVENTS = {
+    socket: 'tracewire.socket',
+    lookup: 'tracewire.lookup',
+    connect: 'tracewire.connect',
+    secureConnect: 'tracewire.secure_connect',
+    upload: 'tracewire.upload',
+    response: 'tracewire.response',
+    end: 'tracewire.end'
+} as const satisfies Partial<Record<keyof Timings, string>>;
+
+/** The attribute of each phase of `timings.phases`, in seconds as the conventions measure durations (the span's own length is the total). */
+export const PHASE_ATTRIBUTES = {
+    wait: 'tracewire.phase.wait.duration',
+    dns: 'tracewire.phase.dns.duration',
+    tcp: 'tracewire.phase.tcp.duration',
+    tls: 'tracewire.phase.tls.duration',
+    request: 'tracewire.phase.request.duration',
+    firstByte: 'tracewire.phase.first_byte.duration',
+    download: 'tracewire.phase.download.duration'
+} as const satisfies Partial<Record<keyof TimingPhases, string>>;
+
+/** The phase whose bound ran out (`lookup`, `connect`, `secureConnect`, `send`, `response` or `deadline`), on the span of the hop that timed out. */
+export const ATTR_TIMEOUT_PHASE = 'tracewire.timeout.phase';
+
+const eventEntries = Object.entries(PHASE_EVENTS) as [keyof typeof PHASE_EVENTS, string][];
+const attributeEntries = Object.entries(PHASE_ATTRIBUTES) as [keyof typeof PHASE_ATTRIBUTES, string][];
+
+/** Puts on the span the moments and phases the hop had; one it did not have adds nothing. */
+export function recordPhases(span: Span, timings: Timings): void {
+    for (const [moment, name] of eventEntries) {
+        const at = timings[moment];
+        if (at !== undefined) {
+            // Epoch milliseconds, as the SDK takes a time it is given.
+            span.addEvent(name, at);
+        }
+    }
+
+    const phases = timings.phases;
+    for (const [phase, name] of attributeEntries) {
+        const duration = phases[phase];
+        if (duration !== undefined) {
+            span.setAttribute(name, duration / 1000);
+        }
+    }
+}
+
+const timeoutPhases = new Set<string>(['lookup', 'connect', 'secureConnect', 'send', 'response', 'deadline']);
+
+/** The phase named by a phase timeout or the deadline (`err.data.phase`); undefined for any other failure. */
+export function timeoutPhaseOf(err: Error | undefined): TimeoutPhase | undefined {
+    const phase = (err as { data?: { phase?: unknown } } | undefined)?.data?.phase;
+    return typeof phase === 'string' && timeoutPhases.has(phase) ? (phase as TimeoutPhase) : undefined;
+}

@@ -1,0 +1,74 @@
+import { connect, type LookupFunction, type Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * A `lookup` option that resolves every name to 127.0.0.1 after `delay` ms: a slow DNS, on loopback.
+ * `calls` counts the lookups made.
+ */
+export function slowLookup(delay: number): LookupFunction & { calls: number } {
+    const lookup = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+        lookup.calls++;
+        setTimeout(() => {
+            if (options.all) {
+                callback(null, [{ address: '127.0.0.1', family: 4 }]);
+            } else {
+                callback(null, '127.0.0.1', 4);
+            }
+        }, delay);
+    }) as unknown as LookupFunction & { calls: number };
+    lookup.calls = 0;
+    return lookup;
+}
+
+export function wait(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A port on 127.0.0.1 where a new connection hangs in its connect phase, as with a black-holed
+ * host: a listener whose accept queue is full (a worker thread that listens, then blocks, so it
+ * accepts nothing; filler connections take the queue's places), so the kernel drops further SYNs.
+ */
+export async function startBlackHole(): Promise<{ port: number; close(): Promise<void> }> {
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(
+        `const { parentPort, workerData } = require('node:worker_threads');
+        const server = require('node:net').createServer();
+        server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+            parentPort.postMessage(server.address().port);
+            // Blocks the worker's event loop: nothing is accepted until the test lets go.
+            while (Atomics.load(workerData, 0) === 0) Atomics.wait(workerData, 0, 0, 50);
+            server.close();
+            parentPort.close();
+        });`,
+        { eval: true, workerData: flag }
+    );
+    const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+    const fillers: Socket[] = [];
+    // Fill the accept queue: until a connection no longer completes.
+    for (let i = 0; i < 16; i++) {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => {});
+        fillers.push(socket);
+        const connected = await Promise.race([
+            new Promise<boolean>((resolve) => socket.once('connect', () => resolve(true))),
+            wait(200).then(() => false)
+        ]);
+        if (!connected) {
+            break;
+        }
+    }
+
+    return {
+        port,
+        close: async () => {
+            for (const socket of fillers) {
+                socket.destroy();
+            }
+
+            Atomics.store(flag, 0, 1);
+            Atomics.notify(flag, 0);
+            await worker.terminate();
+        }
+    };
+}
