@@ -171,11 +171,11 @@ async function until(condition: () => boolean, what: string): Promise<void> {
     }
 }
 
-/** The rejection of `promise`, with how long it took. */
-async function rejection(promise: Promise<unknown>): Promise<{ err: HttpError; elapsed: number }> {
+/** The rejection of the call `start` makes, with how long it took from the call. */
+async function rejection(start: () => Promise<unknown>): Promise<{ err: HttpError; elapsed: number }> {
     const started = performance.now();
     try {
-        await promise;
+        await start();
     } catch (err) {
         return { err: err as HttpError, elapsed: performance.now() - started };
     }
@@ -192,7 +192,7 @@ function expectPhaseTimeout(err: HttpError, phase: string, bound = limit): void 
 describe('timeouts: each phase fires in its phase, with its named 504', () => {
     it('lookup: a resolver that does not answer in time', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(
+        const { err, elapsed } = await rejection(() =>
             own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: all })
         );
         expectPhaseTimeout(err, 'lookup');
@@ -204,7 +204,9 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         const blackHole = await startBlackHole();
         try {
             const own = client.defaults({ agents: prepare() });
-            const { err, elapsed } = await rejection(own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: all }));
+            const { err, elapsed } = await rejection(() =>
+                own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: all })
+            );
             expectPhaseTimeout(err, 'connect');
             expect(elapsed).toBeLessThan(slow);
         } finally {
@@ -217,7 +219,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         try {
             const own = client.defaults({ agents: prepare() });
             // The lookup takes most of the connect bound, which does not count it.
-            const { err, elapsed } = await rejection(
+            const { err, elapsed } = await rejection(() =>
                 own.get(`http://localhost:${blackHole.port}/`, {
                     lookup: slowLookup(limit - 30),
                     timeouts: { lookup: limit, connect: limit }
@@ -234,7 +236,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         const blackHole = await startBlackHole();
         try {
             const own = client.defaults({ agents: prepare(), proxy: `http://127.0.0.1:${blackHole.port}` });
-            const { err } = await rejection(own.get('https://origin.test/', { timeouts: all }));
+            const { err } = await rejection(() => own.get('https://origin.test/', { timeouts: all }));
             expectPhaseTimeout(err, 'connect');
         } finally {
             await blackHole.close();
@@ -243,28 +245,30 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
 
     it('secureConnect: a TLS handshake that does not finish in time', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(own.get(slowTls.url, { lookup: slowLookup(0), timeouts: all }));
+        const { err, elapsed } = await rejection(() => own.get(slowTls.url, { lookup: slowLookup(0), timeouts: all }));
         expectPhaseTimeout(err, 'secureConnect');
         expect(elapsed).toBeLessThan(slow);
     });
 
     it('secureConnect: through a proxy tunnel', async () => {
         const own = client.defaults({ agents: prepare(), proxy: proxy.url, rejectUnauthorized: false });
-        const { err } = await rejection(own.get(slowTls.url, { timeouts: all }));
+        const { err } = await rejection(() => own.get(slowTls.url, { timeouts: all }));
         expectPhaseTimeout(err, 'secureConnect');
     });
 
     it('send: a large body the server does not read', async () => {
         const own = client.defaults({ agents: prepare() });
         const payload = Buffer.alloc(48 * 1024 * 1024, 1);
-        const { err, elapsed } = await rejection(own.post(`${server.url}/slow-reader`, { payload, timeouts: all }));
+        const { err, elapsed } = await rejection(() =>
+            own.post(`${server.url}/slow-reader`, { payload, timeouts: all })
+        );
         expectPhaseTimeout(err, 'send');
         expect(elapsed).toBeLessThan(slow);
     });
 
     it('response: a server that thinks too long before its headers', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(own.get(`${server.url}/think`, { timeouts: all }));
+        const { err, elapsed } = await rejection(() => own.get(`${server.url}/think`, { timeouts: all }));
         expectPhaseTimeout(err, 'response');
         expect(elapsed).toBeLessThan(slow);
     });
@@ -272,7 +276,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
     it('response: on a reused connection too', async () => {
         const own = client.defaults({ agents: prepare() });
         await own.get(server.url);
-        const { err } = await rejection(own.get(`${server.url}/think`, { timeouts: all }));
+        const { err } = await rejection(() => own.get(`${server.url}/think`, { timeouts: all }));
         expectPhaseTimeout(err, 'response');
     });
 
@@ -282,7 +286,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         own.events!.on('response', (err, { timings }) => {
             seen = { err, timings };
         });
-        const { err } = await rejection(own.get(`${server.url}/think`, { timeouts: { response: limit } }));
+        const { err } = await rejection(() => own.get(`${server.url}/think`, { timeouts: { response: limit } }));
         expect(seen!.err).toBe(err);
         expect(seen!.timings.error! - seen!.timings.upload!).toBeGreaterThanOrEqual(limit - 5);
     });
@@ -311,7 +315,7 @@ describe('timeouts: through retries and redirects', () => {
 
     it('each retry gets its phases bounded anew, and the last failure is the phase timeout', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`${server.url}/think`, { timeouts: { response: limit }, retry: { limit: 2, backoff: () => 0 } })
         );
         expectPhaseTimeout(err, 'response');
@@ -321,7 +325,7 @@ describe('timeouts: through retries and redirects', () => {
 
     it('a redirected hop is bounded too', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(own.get(`${server.url}/to-think`, { redirects: 2, timeouts: all }));
+        const { err } = await rejection(() => own.get(`${server.url}/to-think`, { redirects: 2, timeouts: all }));
         expectPhaseTimeout(err, 'response');
         expect(hits.get('/think')).toBe(1);
     });
@@ -333,7 +337,7 @@ describe('deadline: one bound on the whole call', () => {
         let hops = 0;
         own.events!.on('preRequest', () => hops++);
         const deadline = 400;
-        const { err, elapsed } = await rejection(
+        const { err, elapsed } = await rejection(() =>
             own.get(`${server.url}/think`, {
                 deadline,
                 timeouts: { response: limit },
@@ -345,12 +349,17 @@ describe('deadline: one bound on the whole call', () => {
         expect(err.data).toMatchObject({ code: 'ETIMEDOUT', phase: 'deadline' });
         expect(elapsed).toBeGreaterThanOrEqual(deadline - 5);
         expect(elapsed).toBeLessThan(deadline + 1000);
-        expect(hops).toBe(3);
+        // Two attempts ran out of their response bound, the third was under way (two on a slow machine).
+        expect(hops).toBeGreaterThanOrEqual(2);
+        expect(hops).toBeLessThanOrEqual(3);
+        const made = hops;
+        await wait(2 * limit);
+        expect(hops).toBe(made);
     });
 
     it('is never retried, even where ETIMEDOUT is', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`${server.url}/think`, { deadline: limit, retry: { limit: 5, backoff: () => 0 } })
         );
         expect(err.data).toMatchObject({ phase: 'deadline' });
@@ -359,7 +368,7 @@ describe('deadline: one bound on the whole call', () => {
 
     it('starts no retry whose wait would outlast it: the last answer stands', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(
+        const { err, elapsed } = await rejection(() =>
             own.get(`${server.url}/unavailable`, { deadline: 1000, retry: { backoff: () => 2000 } })
         );
         expect(err.output.statusCode).toBe(503);
@@ -369,7 +378,7 @@ describe('deadline: one bound on the whole call', () => {
 
     it('bounds a redirect waiting on beforeRedirect', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`${server.url}/to-think`, { redirects: 2, deadline: limit, beforeRedirect: () => {} })
         );
         expect(err.data).toMatchObject({ phase: 'deadline' });
@@ -377,7 +386,7 @@ describe('deadline: one bound on the whole call', () => {
 
     it("bounds a helper's read of the body", async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(own.get(`${server.url}/stall-body`, { deadline: limit }));
+        const { err, elapsed } = await rejection(() => own.get(`${server.url}/stall-body`, { deadline: limit }));
         expect(err.output.statusCode).toBe(504);
         expect(err.data).toMatchObject({ phase: 'deadline', res: expect.anything() });
         expect(elapsed).toBeLessThan(slow);
@@ -415,12 +424,12 @@ describe('timeouts and deadline: options', () => {
 
     it("are merged phase by phase over the client's defaults", async () => {
         const own = client.defaults({ agents: prepare(), timeouts: { lookup: limit, response: 60000 } });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: { connect: 5000 } })
         );
         expectPhaseTimeout(err, 'lookup');
         const derived = own.defaults({ timeouts: { response: limit } });
-        const { err: late } = await rejection(derived.get(`${server.url}/think`));
+        const { err: late } = await rejection(() => derived.get(`${server.url}/think`));
         expectPhaseTimeout(late, 'response');
         await wait(slow);
     });
