@@ -122,12 +122,11 @@ export class HopClock {
         }
     }
 
-    looked(): void {
-        // With several addresses to try, Node may report a lookup for each: the first one counts.
-        if (this.timings.lookup === undefined) {
-            this.timings.lookup = timestamp();
-            this.guard?.enter('connect');
-        }
+    looked(socket: Socket): void {
+        // With several addresses to try, Node may report more than one lookup: the first one counts.
+        socket.removeListener('lookup', onLookup);
+        this.timings.lookup = timestamp();
+        this.guard?.enter('connect');
     }
 
     connected(socket: Socket): void {
@@ -152,9 +151,11 @@ export class HopClock {
     uploaded(): void {
         const timings = this.timings;
         timings.upload = timestamp();
-        // A server may answer before it has read the whole request.
         if (timings.response === undefined) {
             this.guard?.enter('response');
+        } else {
+            // The server answered before it had the whole request: the hop has ended, its phases told.
+            derivePhases(timings);
         }
     }
 
@@ -184,7 +185,10 @@ export class HopClock {
     }
 }
 
-/** The durations between the moments that happened; a phase whose moments did not is undefined. */
+/**
+ * The durations between the moments that happened; a phase whose moments did not is undefined, and
+ * so is `firstByte` when the server answered before the request was sent (no think time after it).
+ */
 export function derivePhases(timings: Timings): void {
     const phases = timings.phases;
     const { start, socket, lookup, connect, secureConnect, upload, response, end } = timings;
@@ -199,12 +203,12 @@ export function derivePhases(timings: Timings): void {
 }
 
 function since(from: number | undefined, to: number | undefined): number | undefined {
-    return from === undefined || to === undefined ? undefined : to - from;
+    return from === undefined || to === undefined || to < from ? undefined : to - from;
 }
 
 function onLookup(this: ClockedSocket, err: Error | null): void {
     if (err === null) {
-        this[clockOf]?.looked();
+        this[clockOf]?.looked(this);
     }
 }
 

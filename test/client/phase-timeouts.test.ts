@@ -376,6 +376,18 @@ describe('deadline: one bound on the whole call', () => {
         expect(elapsed).toBeLessThan(1000);
     });
 
+    it('starts no retry whose wait would outlast it after a network error either', async () => {
+        const closed = await startHttp(() => {});
+        await closed.close();
+        const own = client.defaults({ agents: prepare() });
+        const { err, elapsed } = await rejection(() =>
+            own.get(closed.url, { deadline: 1000, retry: { backoff: () => 2000 } })
+        );
+        expect(err.output.statusCode).toBe(502);
+        expect(err.data).toMatchObject({ code: 'ECONNREFUSED', attempts: 1 });
+        expect(elapsed).toBeLessThan(1000);
+    });
+
     it('bounds a redirect waiting on beforeRedirect', async () => {
         const own = client.defaults({ agents: prepare() });
         const { err } = await rejection(() =>

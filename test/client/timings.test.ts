@@ -2,7 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
 import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_CHANNELS, client, type ResponseMessage, type Timings } from '../../src/client/index.js';
@@ -58,6 +58,12 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
     if (url.startsWith('/redirect/')) {
         const left = Number(url.slice('/redirect/'.length));
         res.writeHead(302, { location: left > 1 ? `/redirect/${left - 1}` : '/' }).end('moved');
+        return;
+    }
+
+    if (url === '/early') {
+        // Answers before reading the request's body (Node's server then reads it away).
+        res.end('early');
         return;
     }
 
@@ -355,6 +361,42 @@ describe('Timings: where they are found', () => {
         expect(seen!.response).toBeUndefined();
         expect(seen!.phases.total).toBe(seen!.error! - seen!.start);
         expect(seen!.phases.firstByte).toBeUndefined();
+    });
+
+    it('a failed lookup: no lookup moment, the error', async () => {
+        const own = client.defaults({ events: true });
+        let seen: Timings | undefined;
+        own.events!.on('response', (_err, details) => {
+            seen = details.timings;
+        });
+        const lookup = ((_host: string, _options: unknown, callback: (err: Error) => void) => {
+            setTimeout(() => callback(Object.assign(new Error('no such host'), { code: 'ENOTFOUND' })), 10);
+        }) as unknown as LookupFunction;
+        const err = (await own
+            .get('http://nowhere.test/', { agent: false, lookup })
+            .catch((e: unknown) => e)) as HttpError;
+        expect(err.data).toMatchObject({ code: 'ENOTFOUND' });
+        expect(seen!.lookup).toBeUndefined();
+        expect(seen!.connect).toBeUndefined();
+        expect(phasesOf(seen!)).toEqual(['wait', 'total']);
+    });
+
+    it('a server that answers before the request is sent: upload after response, no firstByte', async () => {
+        const agents = ownAgents();
+        const own = client.defaults({ agents });
+        const promise = own.request('POST', `${server.url}/early`, { payload: Buffer.alloc(48 * 1024 * 1024, 1) });
+        const req = promise.req!;
+        const res = await promise;
+        await own.read(res);
+        if (!req.writableFinished) {
+            await new Promise((resolve) => req.once('finish', resolve));
+        }
+
+        const { timings } = res;
+        expect(timings.upload).toBeGreaterThan(timings.response!);
+        expect(timings.phases.firstByte).toBeUndefined();
+        expect(timings.phases.request).toBe(timings.upload! - timings.connect!);
+        destroyAgents(agents);
     });
 
     it('an aborted hop: abort and total', async () => {
