@@ -1,6 +1,8 @@
+import { getEventListeners } from 'node:events';
 import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, Server } from 'node:net';
+import { Readable } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client, type PhaseTimeouts, type Timings } from '../../src/client/index.js';
@@ -445,4 +447,25 @@ describe('timeouts and deadline: options', () => {
         expectPhaseTimeout(late, 'response');
         await wait(slow);
     });
+});
+
+describe('timeouts and deadline: nothing left behind', () => {
+    for (const [title, bound] of [
+        ['a phase timeout', { timeouts: { response: limit } }],
+        ['the deadline', { deadline: limit }]
+    ] as const) {
+        it(`${title} leaves no listener on the caller's signal or stream payload`, async () => {
+            const own = client.defaults({ agents: prepare() });
+            const controller = new AbortController();
+            const payload = Readable.from([Buffer.from('a stream payload')]);
+            const { err } = await rejection(() =>
+                own.post(`${server.url}/think`, { ...bound, signal: controller.signal, payload })
+            );
+            expect(err.output.statusCode).toBe(504);
+            expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+            for (const name of ['data', 'end', 'error', 'close', 'readable']) {
+                expect(payload.listenerCount(name)).toBe(0);
+            }
+        });
+    }
 });
