@@ -183,6 +183,19 @@ describe('Timings: each phase measures the delay injected into it', () => {
         destroyAgents(agents);
     });
 
+    it("wait: a request queued for the pool's only socket, busy with a slow response", async () => {
+        const agents = ownAgents();
+        agents.http.maxSockets = 1;
+        const own = client.defaults({ agents });
+        const slowOne = own.get(`${server.url}/slow`);
+        const queued = own.get(server.url);
+        const [, { res }] = await Promise.all([slowOne, queued]);
+        // The slow response holds the socket for its think time and its pause between chunks.
+        expectAbout(res.timings.phases.wait, 2 * delay);
+        expect(phasesOf(res.timings)).toEqual(['wait', 'request', 'firstByte', 'download', 'total']);
+        destroyAgents(agents);
+    });
+
     it('total: from the start of the hop to the end of its body', async () => {
         const before = Date.now();
         const agents = ownAgents();
