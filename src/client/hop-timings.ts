@@ -5,10 +5,11 @@ import type { Timings } from './timings.js';
 import type { TimedResponse } from './types.js';
 
 /**
- * The `timings` of one hop (README "Timings"), filled where the facts happen: by listeners on the
- * request, on the socket it gets (only while a new connection is being made) and on the response.
- * The phases are derived from the moments in one place, `derivePhases`; nothing measures elsewhere.
- * With the `timeouts` option, the same moments move the hop's phase guard (phase-timeouts.ts).
+ * The `timings` of one hop (README "Timings"), filled where the facts happen: by the hop's listeners
+ * on its request (hop.ts), by listeners here on the socket it gets (only while a new connection is
+ * being made) and on the response. The phases are derived from the moments in one place,
+ * `derivePhases`; nothing measures elsewhere. With the `timeouts` option, the same moments move the
+ * hop's phase guard (phase-timeouts.ts).
  */
 
 const origin = performance.timeOrigin;
@@ -18,10 +19,10 @@ export function timestamp(): number {
     return origin + performance.now();
 }
 
-// The clock rides on the request, the connecting socket and the response it listens to, so the
-// listeners are shared functions rather than closures made for every hop.
+// The clock rides on a socket while it connects, so its listeners are shared functions rather than
+// closures made for every connection; a response's listeners find the record as `res.timings`.
 const clockOf = Symbol('tracewire.hopClock');
-type Clocked<T> = T & { [clockOf]?: HopClock | undefined };
+type ClockedSocket = Socket & { [clockOf]?: HopClock | undefined };
 
 /**
  * How the hop's connection is made, as far as the hop knows before it has a socket: `'named'`, a
@@ -63,17 +64,17 @@ export class HopClock {
         };
     }
 
-    /** Follows the hop's request from its creation: its socket, the end of its upload, a tunnel. */
-    watch(req: ClientRequest, route: ConnectionRoute, guard: PhaseGuard | undefined): void {
-        (req as Clocked<ClientRequest>)[clockOf] = this;
+    /**
+     * The hop's request exists: how its connection will be made, and its phase bounds. The hop then
+     * tells the clock of its request's socket (`socketAssigned`), upload (`uploaded`) and a tunnel's
+     * answer (`tunnelConnected`).
+     */
+    requestCreated(route: ConnectionRoute, guard: PhaseGuard | undefined): void {
         this.route = route;
         this.guard = guard;
-        req.on('socket', onSocket);
-        req.on('finish', onUpload);
         if (route === 'tunnel') {
             // The proxy agent opens the tunnel at once (its pool has no queue): the socket's wait is over.
             this.tunnelStart = timestamp();
-            req.on('proxyConnect', onTunnel);
             guard?.enter('connect');
         }
     }
@@ -91,7 +92,7 @@ export class HopClock {
         if (this.route === 'tunnel') {
             // The tunnel is up (`proxyConnect`); TLS to the origin runs through it now.
             timings.socket = this.tunnelStart;
-            (socket as Clocked<Socket>)[clockOf] = this;
+            (socket as ClockedSocket)[clockOf] = this;
             socket.on('secureConnect', onSecureConnect);
             return;
         }
@@ -103,7 +104,7 @@ export class HopClock {
             return;
         }
 
-        (socket as Clocked<Socket>)[clockOf] = this;
+        (socket as ClockedSocket)[clockOf] = this;
         socket.on('lookup', onLookup);
         socket.on('connect', onConnect);
         if ('encrypted' in socket) {
@@ -113,17 +114,19 @@ export class HopClock {
         guard?.enter(this.route === 'named' ? 'lookup' : 'connect');
     }
 
-    tunnelConnected(): void {
-        this.timings.connect = timestamp();
-        this.guard?.enter('secureConnect');
+    /** The proxy answered the tunnel's CONNECT (`statusCode`): a 200 is the tunnel's connect. */
+    tunnelConnected(statusCode: number | undefined): void {
+        if (statusCode === 200) {
+            this.timings.connect = timestamp();
+            this.guard?.enter('secureConnect');
+        }
     }
 
-    looked(): void {
-        // With several addresses to try, Node may report a lookup for each: the first one counts.
-        if (this.timings.lookup === undefined) {
-            this.timings.lookup = timestamp();
-            this.guard?.enter('connect');
-        }
+    looked(socket: Socket): void {
+        // With several addresses to try, Node may report more than one lookup: the first one counts.
+        socket.removeListener('lookup', onLookup);
+        this.timings.lookup = timestamp();
+        this.guard?.enter('connect');
     }
 
     connected(socket: Socket): void {
@@ -133,7 +136,7 @@ export class HopClock {
         if ('encrypted' in socket) {
             this.guard?.enter('secureConnect');
         } else {
-            (socket as Clocked<Socket>)[clockOf] = undefined;
+            (socket as ClockedSocket)[clockOf] = undefined;
             this.guard?.enter('send');
         }
     }
@@ -141,29 +144,29 @@ export class HopClock {
     secured(socket: Socket): void {
         this.timings.secureConnect = timestamp();
         socket.removeListener('secureConnect', onSecureConnect);
-        (socket as Clocked<Socket>)[clockOf] = undefined;
+        (socket as ClockedSocket)[clockOf] = undefined;
         this.guard?.enter('send');
     }
 
     uploaded(): void {
         const timings = this.timings;
         timings.upload = timestamp();
-        // A server may answer before it has read the whole request.
         if (timings.response === undefined) {
             this.guard?.enter('response');
+        } else {
+            // The server answered before it had the whole request: the hop has ended, its phases told.
+            derivePhases(timings);
         }
     }
 
     /** The response headers arrived: `res.timings` is the record, and the body's end will be noted. */
     responded(res: IncomingMessage): void {
+        // The hop ends right after (`hopEnded`), which stops the guard and derives the phases.
         const timings = this.timings;
         timings.response = timestamp();
-        this.guard?.stop();
         (res as TimedResponse).timings = timings;
-        (res as Clocked<IncomingMessage>)[clockOf] = this;
         res.on('end', onBodyEnd);
         res.on('close', onBodyClose);
-        derivePhases(timings);
     }
 
     /** The hop ended (before it is reported): with `err` when it failed, of an abort or of an error. */
@@ -180,30 +183,12 @@ export class HopClock {
 
         derivePhases(timings);
     }
-
-    bodyEnded(): void {
-        this.timings.end = timestamp();
-        derivePhases(this.timings);
-    }
-
-    /** The response closed: when its body was not read to the end, it was cut (error) or let go (abort). */
-    bodyClosed(res: IncomingMessage): void {
-        const timings = this.timings;
-        if (timings.end !== undefined || timings.error !== undefined || timings.abort !== undefined) {
-            return;
-        }
-
-        if (res.errored) {
-            timings.error = timestamp();
-        } else {
-            timings.abort = timestamp();
-        }
-
-        derivePhases(timings);
-    }
 }
 
-/** The durations between the moments that happened; a phase whose moments did not is undefined. */
+/**
+ * The durations between the moments that happened; a phase whose moments did not is undefined, and
+ * so is `firstByte` when the server answered before the request was sent (no think time after it).
+ */
 export function derivePhases(timings: Timings): void {
     const phases = timings.phases;
     const { start, socket, lookup, connect, secureConnect, upload, response, end } = timings;
@@ -218,41 +203,41 @@ export function derivePhases(timings: Timings): void {
 }
 
 function since(from: number | undefined, to: number | undefined): number | undefined {
-    return from === undefined || to === undefined ? undefined : to - from;
+    return from === undefined || to === undefined || to < from ? undefined : to - from;
 }
 
-function onSocket(this: Clocked<ClientRequest>, socket: Socket): void {
-    this[clockOf]!.socketAssigned(this, socket);
-}
-
-function onUpload(this: Clocked<ClientRequest>): void {
-    this[clockOf]!.uploaded();
-}
-
-function onTunnel(this: Clocked<ClientRequest>, connect: { statusCode?: number }): void {
-    if (connect.statusCode === 200) {
-        this[clockOf]!.tunnelConnected();
-    }
-}
-
-function onLookup(this: Clocked<Socket>, err: Error | null): void {
+function onLookup(this: ClockedSocket, err: Error | null): void {
     if (err === null) {
-        this[clockOf]?.looked();
+        this[clockOf]?.looked(this);
     }
 }
 
-function onConnect(this: Clocked<Socket>): void {
+function onConnect(this: ClockedSocket): void {
     this[clockOf]?.connected(this);
 }
 
-function onSecureConnect(this: Clocked<Socket>): void {
+function onSecureConnect(this: ClockedSocket): void {
     this[clockOf]?.secured(this);
 }
 
-function onBodyEnd(this: Clocked<IncomingMessage>): void {
-    this[clockOf]!.bodyEnded();
+function onBodyEnd(this: TimedResponse): void {
+    const timings = this.timings;
+    timings.end = timestamp();
+    derivePhases(timings);
 }
 
-function onBodyClose(this: Clocked<IncomingMessage>): void {
-    this[clockOf]!.bodyClosed(this);
+/** The response closed: when its body was not read to the end, it was cut (error) or let go (abort). */
+function onBodyClose(this: TimedResponse): void {
+    const timings = this.timings;
+    if (timings.end !== undefined || timings.error !== undefined || timings.abort !== undefined) {
+        return;
+    }
+
+    if (this.errored) {
+        timings.error = timestamp();
+    } else {
+        timings.abort = timestamp();
+    }
+
+    derivePhases(timings);
 }

@@ -1,5 +1,5 @@
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, destinationOf } from './destination.js';
 import { aborted, clientFailure, requestError } from './errors.js';
@@ -162,8 +162,16 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
         req.on('response', onResponse);
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
+        // The moments of the hop's timings (hop-timings.ts) that the request tells.
+        req.on('socket', onSocket);
+        req.on('finish', onUpload);
         const guard = PhaseGuard.of(options.timeouts, this);
-        this.clock.watch(req, this.proxy?.tunnel ? 'tunnel' : guard === undefined ? 'named' : this.route(), guard);
+        if (this.proxy?.tunnel) {
+            req.on('proxyConnect', onTunnelConnect);
+            this.clock.requestCreated('tunnel', guard);
+        } else {
+            this.clock.requestCreated(guard === undefined ? 'named' : this.route(), guard);
+        }
         this.owner.requestCreated(req, options);
         if (pipeline !== undefined) {
             const failure = announceRequest(pipeline, req);
@@ -329,6 +337,18 @@ function onRequestClose(this: HopRequest): void {
     if (!hop.ended) {
         hop.end(aborted(undefined, 'request'), undefined);
     }
+}
+
+function onSocket(this: HopRequest, socket: Socket): void {
+    this[hopOf].clock.socketAssigned(this, socket);
+}
+
+function onUpload(this: HopRequest): void {
+    this[hopOf].clock.uploaded();
+}
+
+function onTunnelConnect(this: HopRequest, connect: { statusCode?: number }): void {
+    this[hopOf].clock.tunnelConnected(connect.statusCode);
 }
 
 function sendStreamPayload(req: ClientRequest): void {

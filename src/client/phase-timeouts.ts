@@ -57,6 +57,8 @@ export interface PhaseGuardOwner {
 export class PhaseGuard {
     private timer: NodeJS.Timeout | undefined;
     private phase: BoundedPhase = 'lookup';
+    // Once the hop has ended, a late event of its request or socket arms nothing.
+    private stopped = false;
 
     constructor(
         private readonly limits: PhaseTimeouts,
@@ -80,6 +82,10 @@ export class PhaseGuard {
 
     /** `phase` begins: the bound of the phase before it no longer applies, its own (if any) does. */
     enter(phase: BoundedPhase): void {
+        if (this.stopped) {
+            return;
+        }
+
         clearTimeout(this.timer);
         this.timer = undefined;
         const limit = this.limits[phase];
@@ -90,6 +96,7 @@ export class PhaseGuard {
     }
 
     stop(): void {
+        this.stopped = true;
         clearTimeout(this.timer);
         this.timer = undefined;
     }

@@ -66,8 +66,8 @@ export const resolveResponse: Finisher = {
 /**
  * One call of `request()` or of a helper: validates, then runs one hop after another (hop.ts) — the
  * first request, each redirect, each retry — deciding after each what comes next, and settles the
- * promise exactly once. It owns what spans hops: the signal, the `timeout` timer, the stream payload's
- * replay, the redirect trace, the retry count and the stale-connection re-sends.
+ * promise exactly once. It owns what spans hops: the signal, the `timeout` timer, the `deadline`, the
+ * stream payload's replay, the redirect trace, the retry count and the stale-connection re-sends.
  */
 export class RequestFlow implements HopOwner, DeadlineOwner {
     readonly promise: RequestPromise;
@@ -432,7 +432,6 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     private canRetry(retry: RetryPolicy, hop: Hop): boolean {
         return (
             !this.settled &&
-            this.deadline?.passed !== true &&
             this.retryCount < retry.limit &&
             retry.methods.has(hop.method) &&
             (!isStream(hop.options.payload) || this.replay?.replayProblem() === undefined)

@@ -1,6 +1,8 @@
+import { getEventListeners } from 'node:events';
 import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, Server } from 'node:net';
+import { Readable } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client, type PhaseTimeouts, type Timings } from '../../src/client/index.js';
@@ -171,11 +173,11 @@ async function until(condition: () => boolean, what: string): Promise<void> {
     }
 }
 
-/** The rejection of `promise`, with how long it took. */
-async function rejection(promise: Promise<unknown>): Promise<{ err: HttpError; elapsed: number }> {
+/** The rejection of the call `start` makes, with how long it took from the call. */
+async function rejection(start: () => Promise<unknown>): Promise<{ err: HttpError; elapsed: number }> {
     const started = performance.now();
     try {
-        await promise;
+        await start();
     } catch (err) {
         return { err: err as HttpError, elapsed: performance.now() - started };
     }
@@ -192,7 +194,7 @@ function expectPhaseTimeout(err: HttpError, phase: string, bound = limit): void 
 describe('timeouts: each phase fires in its phase, with its named 504', () => {
     it('lookup: a resolver that does not answer in time', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(
+        const { err, elapsed } = await rejection(() =>
             own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: all })
         );
         expectPhaseTimeout(err, 'lookup');
@@ -204,7 +206,9 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         const blackHole = await startBlackHole();
         try {
             const own = client.defaults({ agents: prepare() });
-            const { err, elapsed } = await rejection(own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: all }));
+            const { err, elapsed } = await rejection(() =>
+                own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: all })
+            );
             expectPhaseTimeout(err, 'connect');
             expect(elapsed).toBeLessThan(slow);
         } finally {
@@ -217,7 +221,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         try {
             const own = client.defaults({ agents: prepare() });
             // The lookup takes most of the connect bound, which does not count it.
-            const { err, elapsed } = await rejection(
+            const { err, elapsed } = await rejection(() =>
                 own.get(`http://localhost:${blackHole.port}/`, {
                     lookup: slowLookup(limit - 30),
                     timeouts: { lookup: limit, connect: limit }
@@ -234,7 +238,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         const blackHole = await startBlackHole();
         try {
             const own = client.defaults({ agents: prepare(), proxy: `http://127.0.0.1:${blackHole.port}` });
-            const { err } = await rejection(own.get('https://origin.test/', { timeouts: all }));
+            const { err } = await rejection(() => own.get('https://origin.test/', { timeouts: all }));
             expectPhaseTimeout(err, 'connect');
         } finally {
             await blackHole.close();
@@ -243,28 +247,30 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
 
     it('secureConnect: a TLS handshake that does not finish in time', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(own.get(slowTls.url, { lookup: slowLookup(0), timeouts: all }));
+        const { err, elapsed } = await rejection(() => own.get(slowTls.url, { lookup: slowLookup(0), timeouts: all }));
         expectPhaseTimeout(err, 'secureConnect');
         expect(elapsed).toBeLessThan(slow);
     });
 
     it('secureConnect: through a proxy tunnel', async () => {
         const own = client.defaults({ agents: prepare(), proxy: proxy.url, rejectUnauthorized: false });
-        const { err } = await rejection(own.get(slowTls.url, { timeouts: all }));
+        const { err } = await rejection(() => own.get(slowTls.url, { timeouts: all }));
         expectPhaseTimeout(err, 'secureConnect');
     });
 
     it('send: a large body the server does not read', async () => {
         const own = client.defaults({ agents: prepare() });
         const payload = Buffer.alloc(48 * 1024 * 1024, 1);
-        const { err, elapsed } = await rejection(own.post(`${server.url}/slow-reader`, { payload, timeouts: all }));
+        const { err, elapsed } = await rejection(() =>
+            own.post(`${server.url}/slow-reader`, { payload, timeouts: all })
+        );
         expectPhaseTimeout(err, 'send');
         expect(elapsed).toBeLessThan(slow);
     });
 
     it('response: a server that thinks too long before its headers', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(own.get(`${server.url}/think`, { timeouts: all }));
+        const { err, elapsed } = await rejection(() => own.get(`${server.url}/think`, { timeouts: all }));
         expectPhaseTimeout(err, 'response');
         expect(elapsed).toBeLessThan(slow);
     });
@@ -272,7 +278,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
     it('response: on a reused connection too', async () => {
         const own = client.defaults({ agents: prepare() });
         await own.get(server.url);
-        const { err } = await rejection(own.get(`${server.url}/think`, { timeouts: all }));
+        const { err } = await rejection(() => own.get(`${server.url}/think`, { timeouts: all }));
         expectPhaseTimeout(err, 'response');
     });
 
@@ -282,7 +288,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         own.events!.on('response', (err, { timings }) => {
             seen = { err, timings };
         });
-        const { err } = await rejection(own.get(`${server.url}/think`, { timeouts: { response: limit } }));
+        const { err } = await rejection(() => own.get(`${server.url}/think`, { timeouts: { response: limit } }));
         expect(seen!.err).toBe(err);
         expect(seen!.timings.error! - seen!.timings.upload!).toBeGreaterThanOrEqual(limit - 5);
     });
@@ -311,7 +317,7 @@ describe('timeouts: through retries and redirects', () => {
 
     it('each retry gets its phases bounded anew, and the last failure is the phase timeout', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`${server.url}/think`, { timeouts: { response: limit }, retry: { limit: 2, backoff: () => 0 } })
         );
         expectPhaseTimeout(err, 'response');
@@ -321,7 +327,7 @@ describe('timeouts: through retries and redirects', () => {
 
     it('a redirected hop is bounded too', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(own.get(`${server.url}/to-think`, { redirects: 2, timeouts: all }));
+        const { err } = await rejection(() => own.get(`${server.url}/to-think`, { redirects: 2, timeouts: all }));
         expectPhaseTimeout(err, 'response');
         expect(hits.get('/think')).toBe(1);
     });
@@ -333,7 +339,7 @@ describe('deadline: one bound on the whole call', () => {
         let hops = 0;
         own.events!.on('preRequest', () => hops++);
         const deadline = 400;
-        const { err, elapsed } = await rejection(
+        const { err, elapsed } = await rejection(() =>
             own.get(`${server.url}/think`, {
                 deadline,
                 timeouts: { response: limit },
@@ -345,12 +351,17 @@ describe('deadline: one bound on the whole call', () => {
         expect(err.data).toMatchObject({ code: 'ETIMEDOUT', phase: 'deadline' });
         expect(elapsed).toBeGreaterThanOrEqual(deadline - 5);
         expect(elapsed).toBeLessThan(deadline + 1000);
-        expect(hops).toBe(3);
+        // Two attempts ran out of their response bound, the third was under way (two on a slow machine).
+        expect(hops).toBeGreaterThanOrEqual(2);
+        expect(hops).toBeLessThanOrEqual(3);
+        const made = hops;
+        await wait(2 * limit);
+        expect(hops).toBe(made);
     });
 
     it('is never retried, even where ETIMEDOUT is', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`${server.url}/think`, { deadline: limit, retry: { limit: 5, backoff: () => 0 } })
         );
         expect(err.data).toMatchObject({ phase: 'deadline' });
@@ -359,7 +370,7 @@ describe('deadline: one bound on the whole call', () => {
 
     it('starts no retry whose wait would outlast it: the last answer stands', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(
+        const { err, elapsed } = await rejection(() =>
             own.get(`${server.url}/unavailable`, { deadline: 1000, retry: { backoff: () => 2000 } })
         );
         expect(err.output.statusCode).toBe(503);
@@ -367,9 +378,21 @@ describe('deadline: one bound on the whole call', () => {
         expect(elapsed).toBeLessThan(1000);
     });
 
+    it('starts no retry whose wait would outlast it after a network error either', async () => {
+        const closed = await startHttp(() => {});
+        await closed.close();
+        const own = client.defaults({ agents: prepare() });
+        const { err, elapsed } = await rejection(() =>
+            own.get(closed.url, { deadline: 1000, retry: { backoff: () => 2000 } })
+        );
+        expect(err.output.statusCode).toBe(502);
+        expect(err.data).toMatchObject({ code: 'ECONNREFUSED', attempts: 1 });
+        expect(elapsed).toBeLessThan(1000);
+    });
+
     it('bounds a redirect waiting on beforeRedirect', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`${server.url}/to-think`, { redirects: 2, deadline: limit, beforeRedirect: () => {} })
         );
         expect(err.data).toMatchObject({ phase: 'deadline' });
@@ -377,7 +400,7 @@ describe('deadline: one bound on the whole call', () => {
 
     it("bounds a helper's read of the body", async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(own.get(`${server.url}/stall-body`, { deadline: limit }));
+        const { err, elapsed } = await rejection(() => own.get(`${server.url}/stall-body`, { deadline: limit }));
         expect(err.output.statusCode).toBe(504);
         expect(err.data).toMatchObject({ phase: 'deadline', res: expect.anything() });
         expect(elapsed).toBeLessThan(slow);
@@ -415,13 +438,34 @@ describe('timeouts and deadline: options', () => {
 
     it("are merged phase by phase over the client's defaults", async () => {
         const own = client.defaults({ agents: prepare(), timeouts: { lookup: limit, response: 60000 } });
-        const { err } = await rejection(
+        const { err } = await rejection(() =>
             own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: { connect: 5000 } })
         );
         expectPhaseTimeout(err, 'lookup');
         const derived = own.defaults({ timeouts: { response: limit } });
-        const { err: late } = await rejection(derived.get(`${server.url}/think`));
+        const { err: late } = await rejection(() => derived.get(`${server.url}/think`));
         expectPhaseTimeout(late, 'response');
         await wait(slow);
     });
+});
+
+describe('timeouts and deadline: nothing left behind', () => {
+    for (const [title, bound] of [
+        ['a phase timeout', { timeouts: { response: limit } }],
+        ['the deadline', { deadline: limit }]
+    ] as const) {
+        it(`${title} leaves no listener on the caller's signal or stream payload`, async () => {
+            const own = client.defaults({ agents: prepare() });
+            const controller = new AbortController();
+            const payload = Readable.from([Buffer.from('a stream payload')]);
+            const { err } = await rejection(() =>
+                own.post(`${server.url}/think`, { ...bound, signal: controller.signal, payload })
+            );
+            expect(err.output.statusCode).toBe(504);
+            expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+            for (const name of ['data', 'end', 'error', 'close', 'readable']) {
+                expect(payload.listenerCount(name)).toBe(0);
+            }
+        });
+    }
 });

@@ -1,7 +1,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { getEventListeners } from 'node:events';
 import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_CHANNELS, client, type ResponseMessage, type Timings } from '../../src/client/index.js';
@@ -10,10 +11,11 @@ import { selfSignedCertificate, startHttp, startUnix, type TestServer } from './
 import { startProxy, type TestProxy } from './test-proxy.js';
 import { slowLookup, wait } from './timing-fixtures.js';
 
-// The delays injected, and how far a measure may be from them on a loaded 2-core machine: never
-// shorter than the delay (less a timer's rounding), at most a generous second longer.
-const delay = 200;
-const early = 5;
+// The delays injected, and how far a measure may be from them on a loaded 2-core machine: shorter
+// only by the lag of an event that marks the phase's start (Node announces a socket or the end of an
+// upload on a later tick than it happened), at most a generous second and a half longer.
+const delay = 250;
+const early = 60;
 const late = 1500;
 
 function expectAbout(measured: number | undefined, injected: number): void {
@@ -56,6 +58,12 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
     if (url.startsWith('/redirect/')) {
         const left = Number(url.slice('/redirect/'.length));
         res.writeHead(302, { location: left > 1 ? `/redirect/${left - 1}` : '/' }).end('moved');
+        return;
+    }
+
+    if (url === '/early') {
+        // Answers before reading the request's body (Node's server then reads it away).
+        res.end('early');
         return;
     }
 
@@ -125,7 +133,7 @@ afterAll(async () => {
 });
 
 describe('Timings: each phase measures the delay injected into it', () => {
-    it('dns: a lookup that takes 200 ms; tcp follows it; plain http has no tls', async () => {
+    it('dns: a lookup that waits; tcp follows it; plain http has no tls', async () => {
         const agents = ownAgents();
         const lookup = slowLookup(delay);
         const local = `http://localhost:${server.port}/`;
@@ -133,6 +141,8 @@ describe('Timings: each phase measures the delay injected into it', () => {
         const timings = res.timings;
         expect(lookup.calls).toBe(1);
         expectAbout(timings.phases.dns, delay);
+        // The lookup began after the hop did: whatever the 'socket' event's lag, no time is lost.
+        expect(timings.phases.wait! + timings.phases.dns!).toBeGreaterThanOrEqual(delay - 1);
         expect(timings.lookup! - timings.socket!).toBe(timings.phases.dns);
         expect(timings.phases.tcp).toBeGreaterThanOrEqual(0);
         expect(timings.secureConnect).toBeUndefined();
@@ -140,7 +150,7 @@ describe('Timings: each phase measures the delay injected into it', () => {
         destroyAgents(agents);
     });
 
-    it('tls: a handshake that waits 200 ms', async () => {
+    it('tls: a handshake that waits', async () => {
         const agents = ownAgents();
         const { res } = await client.defaults({ agents }).get(slowTls.url, { lookup: slowLookup(0) });
         const timings = res.timings;
@@ -161,7 +171,7 @@ describe('Timings: each phase measures the delay injected into it', () => {
         destroyAgents(agents);
     });
 
-    it('request: a large body to a server that reads nothing for 200 ms', async () => {
+    it('request: a large body to a server that reads nothing for a while', async () => {
         const agents = ownAgents();
         // More than the loopback socket buffers hold, so the last bytes wait for the reader.
         const payload = Buffer.alloc(48 * 1024 * 1024, 1);
@@ -170,6 +180,19 @@ describe('Timings: each phase measures the delay injected into it', () => {
         expectAbout(phases.request, delay);
         // The server answers at once when it has read the body.
         expect(phases.firstByte!).toBeLessThan(phases.request!);
+        destroyAgents(agents);
+    });
+
+    it("wait: a request queued for the pool's only socket, busy with a slow response", async () => {
+        const agents = ownAgents();
+        agents.http.maxSockets = 1;
+        const own = client.defaults({ agents });
+        const slowOne = own.get(`${server.url}/slow`);
+        const queued = own.get(server.url);
+        const [, { res }] = await Promise.all([slowOne, queued]);
+        // The slow response holds the socket for its think time and its pause between chunks.
+        expectAbout(res.timings.phases.wait, 2 * delay);
+        expect(phasesOf(res.timings)).toEqual(['wait', 'request', 'firstByte', 'download', 'total']);
         destroyAgents(agents);
     });
 
@@ -353,6 +376,42 @@ describe('Timings: where they are found', () => {
         expect(seen!.phases.firstByte).toBeUndefined();
     });
 
+    it('a failed lookup: no lookup moment, the error', async () => {
+        const own = client.defaults({ events: true });
+        let seen: Timings | undefined;
+        own.events!.on('response', (_err, details) => {
+            seen = details.timings;
+        });
+        const lookup = ((_host: string, _options: unknown, callback: (err: Error) => void) => {
+            setTimeout(() => callback(Object.assign(new Error('no such host'), { code: 'ENOTFOUND' })), 10);
+        }) as unknown as LookupFunction;
+        const err = (await own
+            .get('http://nowhere.test/', { agent: false, lookup })
+            .catch((e: unknown) => e)) as HttpError;
+        expect(err.data).toMatchObject({ code: 'ENOTFOUND' });
+        expect(seen!.lookup).toBeUndefined();
+        expect(seen!.connect).toBeUndefined();
+        expect(phasesOf(seen!)).toEqual(['wait', 'total']);
+    });
+
+    it('a server that answers before the request is sent: upload after response, no firstByte', async () => {
+        const agents = ownAgents();
+        const own = client.defaults({ agents });
+        const promise = own.request('POST', `${server.url}/early`, { payload: Buffer.alloc(48 * 1024 * 1024, 1) });
+        const req = promise.req!;
+        const res = await promise;
+        await own.read(res);
+        if (!req.writableFinished) {
+            await new Promise((resolve) => req.once('finish', resolve));
+        }
+
+        const { timings } = res;
+        expect(timings.upload).toBeGreaterThan(timings.response!);
+        expect(timings.phases.firstByte).toBeUndefined();
+        expect(timings.phases.request).toBe(timings.upload! - timings.connect!);
+        destroyAgents(agents);
+    });
+
     it('an aborted hop: abort and total', async () => {
         const agents = ownAgents();
         const own = client.defaults({ agents, events: true });
@@ -368,6 +427,34 @@ describe('Timings: where they are found', () => {
         expect(seen!.abort).toBeDefined();
         expect(seen!.error).toBeUndefined();
         expect(seen!.phases.total).toBe(seen!.abort! - seen!.start);
+        destroyAgents(agents);
+    });
+});
+
+describe('Timings: nothing left behind', () => {
+    it('a pooled connection keeps no listener of the hop that made it', async () => {
+        const agents = ownAgents();
+        const own = client.defaults({ agents });
+        await own.get(slowTls.url, { lookup: slowLookup(0) });
+        await own.get(server.url);
+        const pooled = [
+            ...Object.values(agents.https.freeSockets).flat(),
+            ...Object.values(agents.http.freeSockets).flat()
+        ];
+        expect(pooled).toHaveLength(2);
+        for (const socket of pooled) {
+            for (const event of ['lookup', 'connect', 'secureConnect']) {
+                expect(getEventListeners(socket!, event).filter((listener) => listener.name.startsWith('on'))).toEqual(
+                    []
+                );
+            }
+
+            // The slot that found the hop while it connected is emptied (not deleted: that would slow the socket).
+            const slot = Object.getOwnPropertySymbols(socket).find((key) => key.description === 'tracewire.hopClock');
+            expect(slot).toBeDefined();
+            expect((socket as unknown as Record<symbol, unknown>)[slot!]).toBeUndefined();
+        }
+
         destroyAgents(agents);
     });
 });
