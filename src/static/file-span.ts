@@ -18,7 +18,7 @@ export const ATTR_FILE_SIZE = 'file.size';
 export const ATTR_STATIC_ENCODING = 'tracewire.static.encoding';
 /** `hit` (a hash from the cache), `computed` (hashed for this response, or made from size and mtime), `off` (no ETag). */
 export const ATTR_STATIC_ETAG = 'tracewire.static.etag';
-/** The byte range of a 206, as `bytes=first-last`. */
+/** The byte ranges of a 206, as `bytes=first-last` (several: `bytes=0-99,500-599`). */
 export const ATTR_STATIC_RANGE = 'tracewire.static.range';
 
 type Prepare = (response: ResponseObject) => ResponseObject | Promise<ResponseObject>;
@@ -75,7 +75,10 @@ function describeFile(span: Span, response: ResponseObject): void {
     span.setAttribute(ATTR_STATIC_ENCODING, file.encoding ?? 'identity');
     // Recorded where the ETag was obtained; a response without one (an error page with a status) has none.
     span.setAttribute(ATTR_STATIC_ETAG, response.headers.etag === undefined ? 'off' : source.etagOrigin);
-    if (response.statusCode === 206) {
+    if (source.multipart !== null) {
+        const ranges = source.multipart.ranges.map((range) => `${range.from}-${range.to}`);
+        span.setAttribute(ATTR_STATIC_RANGE, `bytes=${ranges.join(',')}`);
+    } else if (response.statusCode === 206) {
         const contentRange = String(response.headers['content-range']);
         // `bytes first-last/length` → `bytes=first-last`
         span.setAttribute(ATTR_STATIC_RANGE, `bytes=${contentRange.slice(6, contentRange.indexOf('/'))}`);
