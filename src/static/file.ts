@@ -368,6 +368,7 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
 
     response.code(206);
     if ('parts' in answer) {
+        varyAsTheWhole(response, source.length);
         response.type(answer.contentType);
         source.multipart = answer;
         source.length = answer.length;
@@ -377,6 +378,25 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
     response.header('content-range', `bytes ${answer.from}-${answer.to}/${source.length}`);
     source.offset += answer.from;
     source.length = answer.to - answer.from + 1;
+}
+
+/**
+ * hapi adds `vary: accept-encoding` to a response it could compress: a 200 of a text file, never a
+ * multipart body. The 206 varies as the 200 would (RFC 9110 15.3.7), so no cache hands its identity
+ * bytes out as the parts of a representation it holds compressed.
+ */
+function varyAsTheWhole(response: ResponseObject, length: number): void {
+    const { server } = requestOf(response);
+    const compression = server.settings.compression;
+    const type = response.headers['content-type'];
+    if (
+        typeof compression === 'object' &&
+        length >= (compression.minBytes ?? 0) &&
+        typeof type === 'string' &&
+        server.mime.type(type).compressible
+    ) {
+        response.vary('accept-encoding');
+    }
 }
 
 /** The content type a 200 would send (hapi adds the charset of text types to the header when it sends it). */

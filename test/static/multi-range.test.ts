@@ -47,9 +47,11 @@ beforeAll(async () => {
     Fs.writeFileSync(join(root, 'large.bin'), large);
     Fs.writeFileSync(join(root, 'text.txt'), text);
     Fs.writeFileSync(join(root, 'text.txt.gz'), textGz);
+    Fs.writeFileSync(join(root, 'photo.png'), patterned(100_000, 3));
     server = await createServer({ routes: { files: { relativeTo: root } } });
     server.route([
         { method: 'GET', path: '/files/{p*}', handler: { directory: { path: '.', lookupCompressed: true } } },
+        { method: 'GET', path: '/plain/{p*}', handler: { directory: { path: '.' } } },
         { method: 'GET', path: '/slice', handler: { file: { path: 'small.txt', start: 1000, end: 2999 } } },
         { method: 'GET', path: '/custom-type', handler: (_request, h) => h.file('large.bin').type('video/mp4') }
     ]);
@@ -263,6 +265,21 @@ describe('multiple ranges: a 206 with a multipart/byteranges body', () => {
             expect(none.status, range).toBe(416);
             expect(none.headers['content-range'], range).toBe(`bytes */${small.length}`);
         }
+    });
+
+    it('varies on accept-encoding as the 200 does (hapi compresses the 200 of a text file, not the parts)', async () => {
+        const gzip = { 'accept-encoding': 'gzip' };
+        const whole = await request('/plain/small.txt', gzip);
+        expect([whole.headers['content-encoding'], whole.headers.vary]).toEqual(['gzip', 'accept-encoding']);
+        const parts = await request('/plain/small.txt', { ...gzip, range: 'bytes=0-99,2000-2099' });
+        expect(partsOf(parts)).toHaveLength(2);
+        expect(parts.headers.vary).toBe('accept-encoding');
+        expect(parts.headers['content-encoding']).toBeUndefined();
+        // A type hapi does not compress: neither varies.
+        expect((await request('/plain/photo.png', gzip)).headers.vary).toBeUndefined();
+        const image = await request('/plain/photo.png', { ...gzip, range: 'bytes=0-99,2000-2099' });
+        expect(partsOf(image)).toHaveLength(2);
+        expect(image.headers.vary).toBeUndefined();
     });
 
     it('answers HEAD with the headers of the whole file: ranges apply to GET only', async () => {
