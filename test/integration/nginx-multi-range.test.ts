@@ -11,7 +11,7 @@ import { type Nginx, startNginx } from './servers.js';
 /*
  * Several ranges asked of nginx and of the static plugin serving the same files: the same parts
  * where the plugin answers as nginx does, and the differences the README ("Static files") and
- * docs/migrating-from-inert-and-boom.md (S14) describe where it does not.
+ * docs/migrating-from-inert-and-boom.md (S15) describe where it does not.
  */
 
 function patterned(size: number): Buffer {
