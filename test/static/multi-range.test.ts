@@ -7,8 +7,11 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type * as Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxParts } from '../../src/static/multipart-ranges.js';
+import { MultipartBody } from '../../src/static/multipart-body.js';
+import { answerRanges, type MultipartRanges, maxParts, multipartBytes } from '../../src/static/multipart-ranges.js';
+import { type ByteRange, parseRange } from '../../src/static/range.js';
 import { ensureBinary } from '../integration/servers.js';
+import { seeded } from '../seeded.js';
 import { countOpenFds, createServer, settledFdCount } from './helpers.js';
 import { boundaryOf, type ParsedPart, parseMultipart } from './multipart-parser.js';
 
@@ -345,7 +348,128 @@ describe('multiple ranges: bounded against the range attacks', () => {
     });
 });
 
+describe('multiple ranges: the layout and its bounds', () => {
+    const octets = { size: 100_000, offset: 0, type: 'application/octet-stream' };
+
+    it('is never larger than the representation, for any set of ranges (10,000 random sets)', () => {
+        const random = seeded(25);
+        for (let run = 0; run < 10_000; ++run) {
+            const size = 1 + Math.floor(random() * 200_000);
+            const count = 1 + Math.floor(random() * (run % 10 === 0 ? 300 : 8));
+            const specs = Array.from({ length: count }, () => {
+                const from = Math.floor(random() * size * 1.1);
+                return random() < 0.1
+                    ? `-${from}`
+                    : `${from}-${from + Math.floor(random() * size * (random() < 0.5 ? 0.01 : 0.5))}`;
+            });
+            const ranges = parseRange(`bytes=${specs.join(',')}`, size);
+            if (ranges === 'unsatisfiable') {
+                continue;
+            }
+
+            const answer = answerRanges(ranges, { size, offset: 0, type: 'text/plain; charset=utf-8' });
+            if (answer !== null && 'parts' in answer) {
+                expect(answer.length).toBeLessThan(size);
+                expect(answer.parts.length).toBeGreaterThan(1);
+                expect(answer.parts.length).toBeLessThanOrEqual(maxParts);
+                const body = multipartBytes(answer, Buffer.alloc(size));
+                expect(body.length).toBe(answer.length);
+                expect(parseMultipart(body, answer.contentType)).toHaveLength(answer.parts.length);
+            }
+        }
+    });
+
+    it('gives one range as it is, and parts without a content type when the representation has none', () => {
+        expect(answerRanges([{ from: 5, to: 9 }], octets)).toEqual({ from: 5, to: 9 });
+        const answer = answerRanges(
+            [
+                { from: 0, to: 9 },
+                { from: 50_000, to: 50_009 }
+            ],
+            { ...octets, type: null }
+        ) as MultipartRanges;
+        const parts = parseMultipart(multipartBytes(answer, patterned(octets.size, 1)), answer.contentType);
+        expect(parts.map((part) => part.type)).toEqual([null, null]);
+    });
+
+    it('a fresh boundary for every response', () => {
+        const ranges: ByteRange[] = [
+            { from: 0, to: 9 },
+            { from: 50_000, to: 50_009 }
+        ];
+        const first = answerRanges(ranges, octets) as MultipartRanges;
+        const second = answerRanges(ranges, octets) as MultipartRanges;
+        expect(first.contentType).not.toBe(second.contentType);
+    });
+});
+
 describe('multiple ranges: the streamed body and its descriptor', () => {
+    const ranges: ByteRange[] = [
+        { from: 10, to: 599_999 },
+        { from: 700_000, to: 1_200_000 },
+        { from: 1_500_000, to: 1_500_010 }
+    ];
+
+    /** A MultipartBody over large.bin, on a descriptor of its own. */
+    function streamedBody(): { body: MultipartBody; fd: number; multipart: MultipartRanges } {
+        const path = join(root, 'large.bin');
+        const fd = Fs.openSync(path, 'r');
+        const multipart = answerRanges(ranges, {
+            size: large.length,
+            offset: 0,
+            type: 'application/octet-stream'
+        }) as MultipartRanges;
+        const body = new MultipartBody({ fd, path, stats: Fs.fstatSync(fd), multipart, sink: null });
+        return { body, fd, multipart };
+    }
+
+    const isOpen = (fd: number): boolean => {
+        try {
+            Fs.fstatSync(fd);
+            return true;
+        } catch {
+            return false;
+        }
+    };
+
+    it('sends the same bytes as the layout read from memory, reading nothing ahead of a paused consumer', async () => {
+        const { body, fd, multipart } = streamedBody();
+        const chunks: Buffer[] = [];
+        body.on('readable', () => {
+            // Read only every other turn: the body waits, with at most one chunk read.
+            setTimeout(() => {
+                expect(body.readableLength).toBeLessThanOrEqual(256 * 1024);
+                for (let chunk = body.read(); chunk !== null; chunk = body.read()) {
+                    chunks.push(chunk);
+                }
+            }, 1);
+        });
+        await new Promise((resolve) => body.once('close', resolve));
+        expect(Buffer.concat(chunks).equals(multipartBytes(multipart, large))).toBe(true);
+        expect(isOpen(fd)).toBe(false);
+    });
+
+    it('closes the descriptor once when destroyed before, during or between parts', async () => {
+        for (const chunksBefore of [0, 1, 2, 40]) {
+            const { body, fd } = streamedBody();
+            let seen = 0;
+            await new Promise<void>((resolve) => {
+                body.on('close', resolve);
+                if (chunksBefore === 0) {
+                    body.destroy();
+                    return;
+                }
+
+                body.on('data', () => {
+                    if (++seen === chunksBefore) {
+                        body.destroy();
+                    }
+                });
+            });
+            expect(isOpen(fd), `after ${chunksBefore} chunks`).toBe(false);
+        }
+    });
+
     it('a client that leaves in the middle of the parts leaves no descriptor open', async () => {
         const baseline = countOpenFds();
         for (let i = 0; i < 5; ++i) {
