@@ -77,7 +77,7 @@ export function answerRanges(
     const closing = Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1');
     let length = closing.length;
     const laidOut = parts.map((range): MultipartPart => {
-        const header = partHeader(boundary, representation, range);
+        const header = Buffer.from(partHeader(boundary, representation, range), 'latin1');
         const bytes = range.to - range.from + 1;
         length += header.length + bytes;
         return { header, offset: representation.offset + range.from, length: bytes };
@@ -114,11 +114,14 @@ function coalesce(ranges: readonly ByteRange[], headerLength: (range: ByteRange)
     return parts;
 }
 
-/** The delimiter and headers before a part's bytes (RFC 2046 5.1.1: the delimiter begins with CRLF). */
-function partHeader(boundary: string, representation: Representation, range: ByteRange): Buffer {
+/**
+ * The delimiter and headers before a part's bytes (RFC 2046 5.1.1: the delimiter begins with CRLF),
+ * sent as latin1: as many bytes as characters, so its length is known without encoding it.
+ */
+function partHeader(boundary: string, representation: Representation, range: ByteRange): string {
     const type = representation.type === null ? '' : `Content-Type: ${representation.type}\r\n`;
     const contentRange = `Content-Range: bytes ${range.from}-${range.to}/${representation.size}\r\n`;
-    return Buffer.from(`\r\n--${boundary}\r\n${type}${contentRange}\r\n`, 'latin1');
+    return `\r\n--${boundary}\r\n${type}${contentRange}\r\n`;
 }
 
 /** The multipart body of a representation whose bytes are in memory: `contents` is the whole file. */
