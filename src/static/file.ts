@@ -457,12 +457,25 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
     return body;
 }
 
-/** The parts of a multipart response: from memory for a small file, else streamed from the descriptor. */
+/**
+ * The parts of a multipart response, read as a single range is: from memory for a small file, at
+ * once when they are small (a thread-pool round trip per part would cost more than the reads), else
+ * streamed from the descriptor.
+ */
 function multipartBody(source: FileSource, file: FoundFile, sink: Writable): Buffer | Readable {
     const multipart = source.multipart!;
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
         try {
-            return multipartBytes(multipart, contentsOf(source.state, file, 1));
+            const contents = contentsOf(source.state, file, 1);
+            return multipartBytes(multipart, (offset, length) => contents.subarray(offset, offset + length));
+        } finally {
+            releaseFile(file);
+        }
+    }
+
+    if (multipart.length <= bufferedFileLimit) {
+        try {
+            return multipartBytes(multipart, (offset, length) => readUnchanged(file, offset, length));
         } finally {
             releaseFile(file);
         }

@@ -124,11 +124,11 @@ function partHeader(boundary: string, representation: Representation, range: Byt
     return `\r\n--${boundary}\r\n${type}${contentRange}\r\n`;
 }
 
-/** The multipart body of a representation whose bytes are in memory: `contents` is the whole file. */
-export function multipartBytes(multipart: MultipartRanges, contents: Buffer): Buffer {
+/** The multipart body made at once, each part's bytes got with `read(offset, length)`. */
+export function multipartBytes(multipart: MultipartRanges, read: (offset: number, length: number) => Buffer): Buffer {
     const chunks: Buffer[] = [];
     for (const part of multipart.parts) {
-        chunks.push(part.header, contents.subarray(part.offset, part.offset + part.length));
+        chunks.push(part.header, read(part.offset, part.length));
     }
 
     chunks.push(multipart.closing);

@@ -372,7 +372,7 @@ describe('multiple ranges: the layout and its bounds', () => {
                 expect(answer.length).toBeLessThan(size);
                 expect(answer.parts.length).toBeGreaterThan(1);
                 expect(answer.parts.length).toBeLessThanOrEqual(maxParts);
-                const body = multipartBytes(answer, Buffer.alloc(size));
+                const body = multipartBytes(answer, (offset, length) => Buffer.alloc(length, offset % 256));
                 expect(body.length).toBe(answer.length);
                 expect(parseMultipart(body, answer.contentType)).toHaveLength(answer.parts.length);
             }
@@ -388,7 +388,10 @@ describe('multiple ranges: the layout and its bounds', () => {
             ],
             { ...octets, type: null }
         ) as MultipartRanges;
-        const parts = parseMultipart(multipartBytes(answer, patterned(octets.size, 1)), answer.contentType);
+        const parts = parseMultipart(
+            multipartBytes(answer, (offset, length) => patterned(octets.size, 1).subarray(offset, offset + length)),
+            answer.contentType
+        );
         expect(parts.map((part) => part.type)).toEqual([null, null]);
     });
 
@@ -404,21 +407,35 @@ describe('multiple ranges: the layout and its bounds', () => {
 });
 
 describe('multiple ranges: the streamed body and its descriptor', () => {
-    const ranges: ByteRange[] = [
-        { from: 10, to: 599_999 },
-        { from: 700_000, to: 1_200_000 },
-        { from: 1_500_000, to: 1_500_010 }
-    ];
+    const spaced = (count: number, from: number, length: number, step: number): ByteRange[] =>
+        Array.from({ length: count }, (_, i) => ({ from: from + i * step, to: from + i * step + length - 1 }));
+    /** Layouts of parts: large ones (streamed by a FileBody each) and small ones (read at once, in batches). */
+    const layouts: Record<string, ByteRange[]> = {
+        'large parts, then a small one': [
+            { from: 10, to: 599_999 },
+            { from: 700_000, to: 1_200_000 },
+            { from: 1_500_000, to: 1_500_010 }
+        ],
+        'small parts around a large one': [
+            ...spaced(3, 0, 100, 1000),
+            { from: 10_000, to: 400_000 },
+            ...spaced(2, 500_000, 5000, 20_000)
+        ],
+        'small parts only, more than a batch': spaced(40, 0, 16 * 1024, 30_000)
+    };
 
-    /** A MultipartBody over large.bin, on a descriptor of its own. */
-    function streamedBody(): { body: MultipartBody; fd: number; multipart: MultipartRanges } {
-        const path = join(root, 'large.bin');
+    /** A MultipartBody over `file` (large.bin by default), on a descriptor of its own. */
+    function streamedBody(
+        ranges: ByteRange[],
+        path = join(root, 'large.bin')
+    ): { body: MultipartBody; fd: number; multipart: MultipartRanges } {
         const fd = Fs.openSync(path, 'r');
         const multipart = answerRanges(ranges, {
             size: large.length,
             offset: 0,
             type: 'application/octet-stream'
         }) as MultipartRanges;
+        expect(multipart.parts).toHaveLength(ranges.length);
         const body = new MultipartBody({ fd, path, stats: Fs.fstatSync(fd), multipart, sink: null });
         return { body, fd, multipart };
     }
@@ -432,42 +449,62 @@ describe('multiple ranges: the streamed body and its descriptor', () => {
         }
     };
 
-    it('sends the same bytes as the layout read from memory, reading nothing ahead of a paused consumer', async () => {
-        const { body, fd, multipart } = streamedBody();
-        const chunks: Buffer[] = [];
-        body.on('readable', () => {
-            // Read only every other turn: the body waits, with at most one chunk read.
-            setTimeout(() => {
-                expect(body.readableLength).toBeLessThanOrEqual(256 * 1024);
-                for (let chunk = body.read(); chunk !== null; chunk = body.read()) {
-                    chunks.push(chunk);
-                }
-            }, 1);
+    for (const [name, ranges] of Object.entries(layouts)) {
+        it(`${name}: the same bytes as the layout read from memory, nothing read ahead of a paused consumer`, async () => {
+            const { body, fd, multipart } = streamedBody(ranges);
+            const chunks: Buffer[] = [];
+            body.on('readable', () => {
+                // Read a turn later: the body waits meanwhile, with at most one chunk read.
+                setTimeout(() => {
+                    expect(body.readableLength).toBeLessThanOrEqual(256 * 1024);
+                    for (let chunk = body.read(); chunk !== null; chunk = body.read()) {
+                        chunks.push(chunk);
+                    }
+                }, 1);
+            });
+            await new Promise((resolve) => body.once('close', resolve));
+            const expected = multipartBytes(multipart, (offset, length) => large.subarray(offset, offset + length));
+            expect(Buffer.concat(chunks).equals(expected)).toBe(true);
+            expect(isOpen(fd)).toBe(false);
         });
-        await new Promise((resolve) => body.once('close', resolve));
-        expect(Buffer.concat(chunks).equals(multipartBytes(multipart, large))).toBe(true);
-        expect(isOpen(fd)).toBe(false);
-    });
+    }
 
     it('closes the descriptor once when destroyed before, during or between parts', async () => {
-        for (const chunksBefore of [0, 1, 2, 40]) {
-            const { body, fd } = streamedBody();
-            let seen = 0;
-            await new Promise<void>((resolve) => {
-                body.on('close', resolve);
-                if (chunksBefore === 0) {
-                    body.destroy();
-                    return;
-                }
-
-                body.on('data', () => {
-                    if (++seen === chunksBefore) {
+        for (const ranges of Object.values(layouts)) {
+            for (const chunksBefore of [0, 1, 2, 3, 40]) {
+                const { body, fd } = streamedBody(ranges);
+                let seen = 0;
+                await new Promise<void>((resolve) => {
+                    body.on('close', resolve);
+                    if (chunksBefore === 0) {
                         body.destroy();
+                        return;
                     }
+
+                    body.on('data', () => {
+                        if (++seen === chunksBefore) {
+                            body.destroy();
+                        }
+                    });
                 });
-            });
-            expect(isOpen(fd), `after ${chunksBefore} chunks`).toBe(false);
+                expect(isOpen(fd), `after ${chunksBefore} chunks`).toBe(false);
+            }
         }
+    });
+
+    it('fails, never sending them, small parts of a file changed since it was opened', async () => {
+        const path = join(root, 'touched.bin');
+        Fs.writeFileSync(path, large);
+        const { body, fd } = streamedBody(layouts['small parts only, more than a batch']!, path);
+        Fs.utimesSync(path, new Date(), new Date(Date.now() - 60_000));
+        const received: Buffer[] = [];
+        const failed = new Promise<Error>((resolve) => body.once('error', resolve));
+        const closed = new Promise((resolve) => body.once('close', resolve));
+        body.on('data', (chunk: Buffer) => received.push(chunk));
+        expect((await failed).message).toContain('changed while it was sent');
+        await closed;
+        expect(received).toHaveLength(0);
+        expect(isOpen(fd)).toBe(false);
     });
 
     it('a client that leaves in the middle of the parts leaves no descriptor open', async () => {
