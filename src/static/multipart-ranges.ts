@@ -16,9 +16,9 @@ import type { ByteRange } from './range.js';
  */
 
 /**
- * The most parts one response is made of: each costs a read and a check of the file on the thread
- * pool and a header. Apache's default `MaxRanges` is 200; clients that ask for several ranges (PDF
- * readers, download managers) ask for a handful.
+ * The most parts one response is made of: each costs a header and a read (a large one also a check of
+ * the file on the thread pool). Apache's default `MaxRanges` is 200; clients that ask for several
+ * ranges (PDF readers, download managers) ask for a handful.
  */
 export const maxParts = 100;
 
