@@ -32,6 +32,8 @@ export interface FileBodyOptions {
     sink: Writable | null;
     /** Called with the SHA-1 of the bytes sent once all of them were sent from an unchanged file. */
     onHashed: ((tag: string) => void) | null;
+    /** False when the caller closes the descriptor after the body (multipart-body.ts streams several from one). */
+    closesFd?: boolean;
 }
 
 /** Streams `length` bytes of an open file from `offset`, closing the descriptor when done or destroyed. */
@@ -42,6 +44,7 @@ export class FileBody extends Readable {
     readonly #sink: Writable | null;
     readonly #hash: Hash | null;
     readonly #onHashed: ((tag: string) => void) | null;
+    readonly #closesFd: boolean;
     #position: number;
     #remaining: number;
     #chunkSize = firstChunkSize;
@@ -60,6 +63,7 @@ export class FileBody extends Readable {
         this.#position = options.offset;
         this.#remaining = options.length;
         this.#onHashed = options.onHashed;
+        this.#closesFd = options.closesFd ?? true;
         this.#hash = options.onHashed === null ? null : createHash('sha1');
     }
 
@@ -149,7 +153,7 @@ export class FileBody extends Readable {
     }
 
     override _destroy(error: Error | null, callback: (err: Error | null) => void): void {
-        const close = () => Fs.close(this.#fd, () => callback(error));
+        const close = this.#closesFd ? () => Fs.close(this.#fd, () => callback(error)) : () => callback(error);
         if (this.#busy) {
             this.#closeAfterIo = close;
             return;

@@ -1,5 +1,6 @@
 import type { FileSettings } from './file-options.js';
 import type { FoundFile } from './find-file.js';
+import type { MultipartRanges } from './multipart-ranges.js';
 import type { StaticState } from './state.js';
 
 /**
@@ -17,7 +18,7 @@ export interface FileSource {
     readonly settings: FileSettings;
     readonly state: StaticState;
     file: FoundFile | null;
-    /** Offset and length of the bytes sent, fixed by `prepare`. */
+    /** Offset and length of the bytes sent, fixed by `prepare` (for a multipart body, its length). */
     offset: number;
     length: number;
     /** The file is large and not hashed yet: this response carries its identity tag and hashes what it sends. */
@@ -25,4 +26,6 @@ export interface FileSource {
     /** Another strong tag of the same bytes that conditions are evaluated with, beside the one sent (file.ts). */
     alsoTag: string | null;
     etagOrigin: EtagOrigin;
+    /** The parts sent when several ranges are (multipart-ranges.ts), else null. */
+    multipart: MultipartRanges | null;
 }

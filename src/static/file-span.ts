@@ -72,7 +72,10 @@ function describeFile(span: SpanLike, response: ResponseObject): void {
     span.setAttribute(ATTR_STATIC_ENCODING, file.encoding ?? 'identity');
     // Recorded where the ETag was obtained; a response without one (an error page with a status) has none.
     span.setAttribute(ATTR_STATIC_ETAG, response.headers.etag === undefined ? 'off' : source.etagOrigin);
-    if (response.statusCode === 206) {
+    if (source.multipart !== null) {
+        const ranges = source.multipart.ranges.map((range) => `${range.from}-${range.to}`);
+        span.setAttribute(ATTR_STATIC_RANGE, `bytes=${ranges.join(',')}`);
+    } else if (response.statusCode === 206) {
         const contentRange = String(response.headers['content-range']);
         // `bytes first-last/length` → `bytes=first-last`
         span.setAttribute(ATTR_STATIC_RANGE, `bytes=${contentRange.slice(6, contentRange.indexOf('/'))}`);

@@ -1,5 +1,5 @@
 import * as Path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { Request, ResponseObject } from '@hapi/hapi';
 import { forbidden, internal, preconditionFailed } from '../errors/index.js';
 import { cachedFileLimit } from './content-cache.js';
@@ -11,8 +11,10 @@ import type { FileSource } from './file-source.js';
 import { traceFilePreparation } from './file-span.js';
 import { considersVariants, type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
 import { readBytes, statFd } from './fs.js';
+import { MultipartBody } from './multipart-body.js';
+import { answerRanges, multipartBytes } from './multipart-ranges.js';
 import { evaluatePreconditions, hasPreconditions, needsBody } from './preconditions.js';
-import { requestedRange } from './range.js';
+import { requestedRanges } from './range.js';
 import { isSameFile } from './same-file.js';
 import type { StaticState } from './state.js';
 
@@ -68,7 +70,8 @@ export function createFileResponse(
         length: 0,
         hashWhileStreaming: false,
         alsoTag: null,
-        etagOrigin: 'off'
+        etagOrigin: 'off',
+        multipart: null
     };
     return request.generateResponse(source, {
         variety: 'file',
@@ -335,7 +338,10 @@ function setValidators(response: ResponseObject, state: StaticState, file: Found
     response.header('last-modified', state.httpDate(file.stats.mtimeMs));
 }
 
-/** Honours a single range of a GET with a 206; the selection rules are in range.ts. */
+/**
+ * Honours the ranges of a GET with a 206: one range as it is, several as a multipart body. Which
+ * ranges count is decided in range.ts, how several are sent (or the whole instead) in multipart-ranges.ts.
+ */
 function applyRange(response: ResponseObject, source: FileSource, etag: string | null): void {
     response.header('accept-ranges', 'bytes');
     if (source.length === 0) {
@@ -344,7 +350,7 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
     }
 
     const file = source.file!;
-    const range = requestedRange(
+    const ranges = requestedRanges(
         requestOf(response),
         source.length,
         etag,
@@ -352,14 +358,50 @@ function applyRange(response: ResponseObject, source: FileSource, etag: string |
         source.path,
         source.alsoTag
     );
-    if (range === null) {
+    const answer =
+        ranges === null
+            ? null
+            : answerRanges(ranges, { size: source.length, offset: source.offset, type: contentTypeOf(response) });
+    if (answer === null) {
         return;
     }
 
     response.code(206);
-    response.header('content-range', `bytes ${range.from}-${range.to}/${source.length}`);
-    source.offset += range.from;
-    source.length = range.to - range.from + 1;
+    if ('parts' in answer) {
+        varyAsTheWhole(response, source.length);
+        response.type(answer.contentType);
+        source.multipart = answer;
+        source.length = answer.length;
+        return;
+    }
+
+    response.header('content-range', `bytes ${answer.from}-${answer.to}/${source.length}`);
+    source.offset += answer.from;
+    source.length = answer.to - answer.from + 1;
+}
+
+/**
+ * hapi adds `vary: accept-encoding` to a response it could compress: a 200 of a text file, never a
+ * multipart body. The 206 varies as the 200 would (RFC 9110 15.3.7), so no cache hands its identity
+ * bytes out as the parts of a representation it holds compressed.
+ */
+function varyAsTheWhole(response: ResponseObject, length: number): void {
+    const { server } = requestOf(response);
+    const compression = server.settings.compression;
+    const type = response.headers['content-type'];
+    if (
+        typeof compression === 'object' &&
+        length >= (compression.minBytes ?? 0) &&
+        typeof type === 'string' &&
+        server.mime.type(type).compressible
+    ) {
+        response.vary('accept-encoding');
+    }
+}
+
+/** The content type a 200 would send (hapi adds the charset of text types to the header when it sends it). */
+function contentTypeOf(response: ResponseObject): string | null {
+    return (response as ResponseObject & { contentType: string | null }).contentType;
 }
 
 /** Synchronous: hapi awaits what marshal returns, and a Buffer needs no promise of an async function. */
@@ -370,6 +412,10 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
     if (file.fd === null && file.contents === null) {
         // HEAD: hapi only asks for the length, which is already set.
         return emptyBody;
+    }
+
+    if (source.multipart !== null) {
+        return multipartBody(source, file, requestOf(response).raw.res);
     }
 
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
@@ -407,6 +453,36 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
         onHashed: hashes ? (tag) => state.etags.remember(path, stats, tag) : null
     });
     // The body now owns the descriptor and closes it when it ends or is destroyed.
+    file.fd = null;
+    return body;
+}
+
+/**
+ * The parts of a multipart response, read as a single range is: from memory for a small file, at
+ * once when they are small (a thread-pool round trip per part would cost more than the reads), else
+ * streamed from the descriptor.
+ */
+function multipartBody(source: FileSource, file: FoundFile, sink: Writable): Buffer | Readable {
+    const multipart = source.multipart!;
+    if (file.contents !== null || file.stats.size <= cachedFileLimit) {
+        try {
+            const contents = contentsOf(source.state, file, 1);
+            return multipartBytes(multipart, (offset, length) => contents.subarray(offset, offset + length));
+        } finally {
+            releaseFile(file);
+        }
+    }
+
+    if (multipart.length <= bufferedFileLimit) {
+        try {
+            return multipartBytes(multipart, (offset, length) => readUnchanged(file, offset, length));
+        } finally {
+            releaseFile(file);
+        }
+    }
+
+    const { path, stats } = file;
+    const body = new MultipartBody({ fd: file.fd!, path, stats, multipart, sink });
     file.fd = null;
     return body;
 }

@@ -10,5 +10,5 @@ export const ATTR_FILE_SIZE = 'file.size';
 export const ATTR_STATIC_ENCODING = 'tracewire.static.encoding';
 /** `hit` (a hash from the cache), `computed` (hashed for this response, or made from size and mtime), `off` (no ETag). */
 export const ATTR_STATIC_ETAG = 'tracewire.static.etag';
-/** The byte range of a 206, as `bytes=first-last`. */
+/** The byte ranges of a 206, as `bytes=first-last` (several: `bytes=0-99,500-599`). */
 export const ATTR_STATIC_RANGE = 'tracewire.static.range';

@@ -122,6 +122,13 @@ describe('traced file serving: attributes on the server span', () => {
         });
     });
 
+    it('a multipart response: every range sent', async () => {
+        const { res, attributes } = await fetchSpan('/files/large.bin', { range: 'bytes=0-99,500000-500099' });
+        expect(res.status).toBe(206);
+        expect(res.headers.get('content-type')).toMatch(/^multipart\/byteranges; boundary=/);
+        expect(attributes[ATTR_STATIC_RANGE]).toBe('bytes=0-99,500000-500099');
+    });
+
     it('a 304: the status says so, the file is described as for a 200', async () => {
         const { res } = await fetchSpan('/plain');
         const etag = res.headers.get('etag')!;

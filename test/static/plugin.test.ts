@@ -185,14 +185,28 @@ describe('Lookup caches stay bounded', () => {
 
 describe('Range header parsing', () => {
     it('parses single, open, suffix and merged ranges', () => {
-        expect(parseRange('bytes=0-4', 10)).toEqual({ from: 0, to: 4 });
-        expect(parseRange('BYTES=5-', 10)).toEqual({ from: 5, to: 9 });
-        expect(parseRange('bytes=-3', 10)).toEqual({ from: 7, to: 9 });
-        expect(parseRange('bytes=0-2,3-5', 10)).toEqual({ from: 0, to: 5 });
-        expect(parseRange('bytes=4-6, 0-8', 10)).toEqual({ from: 0, to: 8 });
-        expect(parseRange('bytes=0-1,5-6', 10)).toBeNull();
+        expect(parseRange('bytes=0-4', 10)).toEqual([{ from: 0, to: 4 }]);
+        expect(parseRange('BYTES=5-', 10)).toEqual([{ from: 5, to: 9 }]);
+        expect(parseRange('bytes=-3', 10)).toEqual([{ from: 7, to: 9 }]);
+        expect(parseRange('bytes=0-2,3-5', 10)).toEqual([{ from: 0, to: 5 }]);
+        expect(parseRange('bytes=4-6, 0-8', 10)).toEqual([{ from: 0, to: 8 }]);
+        expect(parseRange('bytes=5-6,0-1', 10)).toEqual([
+            { from: 0, to: 1 },
+            { from: 5, to: 6 }
+        ]);
         expect(parseRange('bytes=10-', 10)).toBe('unsatisfiable');
         expect(parseRange('bytes=1-x', 10)).toBe('unsatisfiable');
+    });
+
+    it('leaves out the ranges that cannot be met and empty list elements', () => {
+        expect(parseRange('bytes=20-30, 0-1, 5-2, -0', 10)).toEqual([{ from: 0, to: 1 }]);
+        expect(parseRange('bytes=, 0-1,, 3-4 ,', 10)).toEqual([
+            { from: 0, to: 1 },
+            { from: 3, to: 4 }
+        ]);
+        expect(parseRange('bytes=20-30, 5-2, -0', 10)).toBe('unsatisfiable');
+        expect(parseRange('bytes=', 10)).toBe('unsatisfiable');
+        expect(parseRange('bytes=0-1, x', 10)).toBe('unsatisfiable');
     });
 });
 
