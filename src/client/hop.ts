@@ -7,7 +7,7 @@ import { aborted, clientFailure, requestError } from './errors.js';
 import { toNodeOptions } from './node-options.js';
 import { isStream, type PreparedPayload, preparePayload } from './payload.js';
 import type { PayloadReplay } from './payload-replay.js';
-import { announceHop, announceRequest, type Pipeline, reportHop } from './pipeline.js';
+import { announceHop, announceRequest, type Pipeline, reportHop, requestUriOf } from './pipeline.js';
 import { trackUpload, type UploadOwner } from './progress.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError, routeThroughProxy, usesProxy, watchProxy } from './proxy.js';
 import { bytesSinceRelease, governSocketRelease, retireIdlePeers } from './socket-release.js';
@@ -27,12 +27,15 @@ export interface HopOwner {
     /** The hop's request exists, its listeners on: the first one is the promise's `req`. */
     requestCreated(req: ClientRequest, options: EffectiveOptions): void;
     /** The hop got a response, reported: follow it, retry it or finish with it. */
-    hopResponded(hop: Hop, res: IncomingMessage): void;
+    hopResponded(hop: AnsweredHop, res: IncomingMessage): void;
     /** The hop's request failed before a response: retry or fail. */
     hopFailed(hop: Hop, err: HttpError): void;
     /** The request fails with `err`, nothing more to try. */
     fail(err: HttpError): void;
 }
+
+/** What the flow needs of a hop that got its response: a hop on the wire, or one the cache answered (cache/layer.ts). */
+export type AnsweredHop = Pick<Hop, 'method' | 'options' | 'destination'>;
 
 // The hop rides on its ClientRequest so the listeners below can be shared functions rather than
 // closures made for every request.
@@ -88,13 +91,7 @@ export class Hop implements UploadOwner {
                 destination = target instanceof URL ? destinationOf(target) : target;
             } else {
                 this.start = Date.now();
-                const uri = (target instanceof URL ? target : new URL(target.href)) as RequestUri;
-                uri.method = method;
-                uri.headers = headers;
-                uri.redirectCount = this.owner.redirectCount;
-                uri.retryCount = this.owner.retryCount;
-                uri.staleResends = this.owner.staleResends;
-                uri.resendReason = this.resendReason;
+                const uri = requestUriOf(target, method, headers, this.owner, this.resendReason);
                 this.uri = uri;
                 const givenPayload = options.payload;
                 announceHop(pipeline, uri, options);

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { isToken } from '../common/http-token.js';
 import type { HttpError } from '../errors/index.js';
+import { cacheProblem } from './cache/settings.js';
 import { invalidOption } from './errors.js';
 import { isCount } from './option-values.js';
 import { proxyProblem } from './proxy.js';
@@ -93,6 +94,8 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return proxyProblem(value);
         case 'retry':
             return retryProblem(value);
+        case 'cache':
+            return cacheProblem(value);
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':

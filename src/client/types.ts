@@ -3,6 +3,7 @@ import type { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { HttpError } from '../errors/index.js';
+import type { CacheOptions } from './cache/settings.js';
 
 /** Request header name to value, as given by the caller. Names are sent lower-cased; a null or undefined value is no header. */
 export type OutgoingHeaders = Record<string, string | number | readonly string[] | null | undefined>;
@@ -88,6 +89,12 @@ export interface RequestOptions {
      * body again, and its progress starts again from 0.
      */
     onUploadProgress?: ProgressCallback | null | undefined;
+    /**
+     * The HTTP cache (README "Cache"): `true` for a private cache in memory, an object to choose the
+     * store, shared-cache semantics or the methods cached, `false` (the default) for none. Given to
+     * `defaults()`, the new client keeps its own store; per request, `false` bypasses the client's cache.
+     */
+    cache?: boolean | CacheOptions | null | undefined;
 }
 
 /**

@@ -56,8 +56,9 @@ export function cacheStatusMember(facts: CacheStatusFacts): string {
         member += `; ttl=${Math.round(facts.ttl)}`;
     }
 
-    if (facts.detail !== undefined) {
-        member += `; detail=${facts.detail}`;
+    const detail = facts.detail ?? (facts.outcome === 'only-if-cached' ? 'only-if-cached' : undefined);
+    if (detail !== undefined) {
+        member += `; detail=${detail}`;
     }
 
     return member;
@@ -73,6 +74,10 @@ export function cacheOutcomeOf(field: string | readonly string[] | undefined): C
     const member = members[members.length - 1]!.trim();
     if (!member.startsWith('tracewire;')) {
         return undefined;
+    }
+
+    if (/;\s*detail=only-if-cached\b/.test(member)) {
+        return 'only-if-cached';
     }
 
     if (/;\s*hit\b/.test(member)) {

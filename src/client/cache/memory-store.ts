@@ -23,7 +23,7 @@ interface Stored {
 export class MemoryCacheStore implements CacheStore {
     readonly #maxBytes: number;
     readonly #maxEntries: number;
-    readonly #maxEntryBytes: number;
+    readonly maxEntryBytes: number;
     // A Map keeps insertion order: a URL is moved to the end when used, so the first is the least recent.
     readonly #byKey = new Map<string, Stored[]>();
     #bytes = 0;
@@ -36,7 +36,7 @@ export class MemoryCacheStore implements CacheStore {
 
         this.#maxBytes = bound(options.maxBytes, 'maxBytes', 100 * 1024 * 1024);
         this.#maxEntries = bound(options.maxEntries, 'maxEntries', 1024);
-        this.#maxEntryBytes = bound(options.maxEntryBytes, 'maxEntryBytes', 5 * 1024 * 1024);
+        this.maxEntryBytes = bound(options.maxEntryBytes, 'maxEntryBytes', 5 * 1024 * 1024);
     }
 
     /** Bytes held now. */
@@ -65,7 +65,7 @@ export class MemoryCacheStore implements CacheStore {
         const bytes = sizeOf(key, entry);
         const stored = this.#byKey.get(key) ?? [];
         const others = stored.filter((item) => !sameVariant(item.entry, entry));
-        if (bytes > this.#maxEntryBytes || bytes > this.#maxBytes) {
+        if (bytes > this.maxEntryBytes || bytes > this.#maxBytes) {
             // Declined; the variant it would have replaced is outdated all the same.
             this.#replace(key, stored, others);
             return;
