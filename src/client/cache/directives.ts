@@ -21,6 +21,8 @@ export interface CacheDirectives {
     readonly proxyRevalidate: boolean;
     readonly onlyIfCached: boolean;
     readonly immutable: boolean;
+    /** Store only a status whose caching rules the cache knows; `no-store` then gives way (5.2.2.3). */
+    readonly mustUnderstand: boolean;
 }
 
 // RFC 9111 1.2.2: a delta-seconds too large to represent is taken as 2^31.
@@ -54,7 +56,8 @@ export function parseDirectives(field: string | readonly string[] | undefined): 
         mustRevalidate: values.has('must-revalidate'),
         proxyRevalidate: values.has('proxy-revalidate'),
         onlyIfCached: values.has('only-if-cached'),
-        immutable: values.has('immutable')
+        immutable: values.has('immutable'),
+        mustUnderstand: values.has('must-understand')
     };
 }
 

@@ -73,7 +73,10 @@ export function isHeuristicallyCacheable(statusCode: number): boolean {
     return heuristicallyCacheable.has(statusCode);
 }
 
-/** The Age field as seconds: one line of digits, anything else unreadable (RFC 9111 5.1). */
+/**
+ * The Age field as seconds: one line of digits. Anything else (a list, several lines) is read as
+ * unreadable, so stale: never fresher than it might be (RFC 9111 5.1; docs/cache.md).
+ */
 function ageValue(rawHeaders: readonly string[]): number {
     const lines = fieldLines(rawHeaders, 'age');
     if (lines.length === 0) {

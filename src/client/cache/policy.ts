@@ -10,6 +10,9 @@ import { type RequestHeaders, varyNames } from './vary.js';
  * invalidates. The layer (layer.ts) only acts on them.
  */
 
+// The statuses whose caching rules the cache knows (RFC 9110 15), for must-understand.
+const understoodStatuses = new Set([200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501]);
+
 /** What the request asks of the cache (RFC 9111 5.2.1), `Pragma: no-cache` included. */
 export function requestDirectives(headers: RequestHeaders): CacheDirectives {
     const cacheControl = headers['cache-control'];
@@ -48,7 +51,12 @@ export function isStorable(
     directives: CacheDirectives,
     shared: boolean
 ): boolean {
-    if (request.directives.noStore || directives.noStore || statusCode < 200 || statusCode === 206) {
+    if (request.directives.noStore || statusCode < 200 || statusCode === 206) {
+        return false;
+    }
+
+    // 5.2.2.3: must-understand stores only the statuses understood here, and overrides no-store for them.
+    if (directives.mustUnderstand ? !understoodStatuses.has(statusCode) : directives.noStore) {
         return false;
     }
 

@@ -24,7 +24,7 @@ export function conditionalFields(entry: CachedResponse): Record<string, string>
 
 // 3.2: a 304's Content-Length describes no body: it never replaces the stored one (nor do the
 // fields that describe how the stored body was sent).
-const keptOn304 = new Set(['content-length', 'content-encoding', 'content-range']);
+const keptOn304 = new Set(['content-length', 'content-encoding', 'content-range', 'content-md5']);
 
 /**
  * The stored response updated by a 304 (RFC 9111 3.2 and 4.3.4): each field the 304 carries replaces
