@@ -6,6 +6,7 @@ import { Client } from './client.js';
 
 export const client: Client = new Client();
 
+export { SqliteCacheStore, type SqliteCacheStoreOptions } from './cache/sqlite-store.js';
 export type { CacheControl } from './cache-control.js';
 export {
     CLIENT_CHANNELS,
