@@ -319,17 +319,20 @@ if (hasNodeSqlite) {
         describe('another connection holding the write lock', () => {
             it('a call waits without blocking the event loop, then completes', async () => {
                 const location = freshFile();
-                const store = new SqliteCacheStore({ location });
+                const store = new SqliteCacheStore({ location, lockTimeout: 10_000 });
                 const other = rawDatabase(location);
                 other.exec('BEGIN IMMEDIATE');
                 const entry = cachedResponse();
+                const started = Date.now();
                 const stored = store.set('https://example.test/a', entry);
-                // The loop keeps turning while the store waits: ticks of 5 ms keep coming.
+                // The loop keeps turning while the store waits: timers fire. A store waiting synchronously
+                // would hold the loop until its lockTimeout (10 s), since the lock is released on this thread.
                 let ticks = 0;
                 const ticker = setInterval(() => ticks++, 5);
                 await new Promise((resolve) => setTimeout(resolve, 300));
                 clearInterval(ticker);
-                expect(ticks).toBeGreaterThan(10);
+                expect(Date.now() - started).toBeLessThan(5_000);
+                expect(ticks).toBeGreaterThan(0);
                 other.exec('COMMIT');
                 other.close();
                 await stored;
@@ -359,11 +362,19 @@ if (hasNodeSqlite) {
             it('two processes writing and reading one file at once: no error, every entry whole', async () => {
                 const location = freshFile();
                 const writer = (name: string) => `
+                    import { existsSync, writeFileSync } from 'node:fs';
                     import { SqliteCacheStore } from 'tracewire/client';
                     const store = new SqliteCacheStore({ location: ${JSON.stringify(location)}, maxCount: 150 });
+                    // Both start together, once both are ready.
+                    writeFileSync(${JSON.stringify(location)} + '.' + ${JSON.stringify(name)}, '');
+                    while (!['first', 'second'].every((n) => existsSync(${JSON.stringify(location)} + '.' + n))) {
+                        await new Promise((resolve) => setTimeout(resolve, 5));
+                    }
+
                     const body = (i) => Buffer.alloc(1000 + i, ${JSON.stringify(name)} + i);
                     let read = 0;
-                    for (let i = 0; i < 200; i++) {
+                    const started = Date.now();
+                    for (let i = 0; i < 400; i++) {
                         const now = Date.now();
                         const entry = { method: 'GET', statusCode: 200, statusMessage: 'OK', rawHeaders: ['X-Writer', ${JSON.stringify(name)}],
                             vary: { accept: String(i % 3) }, body: body(i), requestTime: now, responseTime: now, deleteAt: now + 600000 };
@@ -379,15 +390,22 @@ if (hasNodeSqlite) {
                         }
                     }
                     store.close();
-                    console.log(read);`;
+                    console.log(JSON.stringify({ read, started, ended: Date.now() }));`;
                 const children = ['first', 'second'].map((name) =>
                     run(process.execPath, ['--input-type=module', '-e', writer(name)], { cwd: repo })
                 );
                 const results = await Promise.all(children);
-                for (const { stdout, stderr } of results) {
+                const runs = results.map(({ stdout, stderr }) => {
                     expect(stderr).toBe('');
-                    expect(Number(stdout)).toBeGreaterThan(0);
+                    return JSON.parse(stdout) as { read: number; started: number; ended: number };
+                });
+                for (const { read } of runs) {
+                    expect(read).toBeGreaterThan(0);
                 }
+
+                // They did run at the same time.
+                expect(runs[0]!.started).toBeLessThan(runs[1]!.ended);
+                expect(runs[1]!.started).toBeLessThan(runs[0]!.ended);
 
                 // The file is consistent: the integrity check passes, the totals match the rows, the bound held.
                 const db = rawDatabase(location);
