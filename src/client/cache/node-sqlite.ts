@@ -42,7 +42,7 @@ function loadNodeSqlite(): NodeSqlite {
     // warning, only while the module loads, and lets every other warning through.
     const emitWarning = process.emitWarning;
     process.emitWarning = function withoutSqliteWarning(this: unknown, warning: unknown, ...rest: unknown[]): void {
-        if (!isSqliteExperimentalWarning(warning, rest[0])) {
+        if (!(rest[0] === 'ExperimentalWarning' && typeof warning === 'string' && warning.startsWith('SQLite '))) {
             Reflect.apply(emitWarning, this, [warning, ...rest]);
         }
     } as typeof process.emitWarning;
@@ -61,13 +61,4 @@ function loadNodeSqlite(): NodeSqlite {
     }
 
     return loaded as NodeSqlite;
-}
-
-function isSqliteExperimentalWarning(warning: unknown, typeOrOptions: unknown): boolean {
-    const type =
-        typeof typeOrOptions === 'object' && typeOrOptions !== null
-            ? (typeOrOptions as { type?: unknown }).type
-            : typeOrOptions;
-    const message = warning instanceof Error ? warning.message : warning;
-    return type === 'ExperimentalWarning' && typeof message === 'string' && message.startsWith('SQLite ');
 }
