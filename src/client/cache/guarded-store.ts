@@ -16,7 +16,7 @@ export class GuardedStore {
     readonly entryLimit: number;
 
     constructor(private readonly store: CacheStore) {
-        const limit = store.maxEntryBytes;
+        const limit = store.maxEntrySize;
         this.entryLimit = typeof limit === 'number' && limit >= 0 ? limit : defaultEntryLimit;
     }
 

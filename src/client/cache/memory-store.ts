@@ -4,11 +4,11 @@ import type { CachedResponse, CacheStore } from './store.js';
 /** Bounds of a `MemoryCacheStore`; an absent one keeps its default. */
 export interface MemoryCacheStoreOptions {
     /** Total bytes held (bodies and headers). Default 100 MiB. */
-    maxBytes?: number | null | undefined;
+    maxSize?: number | null | undefined;
     /** Stored responses held (each variant counts). Default 1024. */
-    maxEntries?: number | null | undefined;
+    maxCount?: number | null | undefined;
     /** The largest response stored; a larger one is declined. Default 5 MiB. */
-    maxEntryBytes?: number | null | undefined;
+    maxEntrySize?: number | null | undefined;
 }
 
 interface Stored {
@@ -21,9 +21,9 @@ interface Stored {
  * entry size; the least recently used URL goes first when a bound is reached.
  */
 export class MemoryCacheStore implements CacheStore {
-    readonly #maxBytes: number;
-    readonly #maxEntries: number;
-    readonly maxEntryBytes: number;
+    readonly #maxSize: number;
+    readonly #maxCount: number;
+    readonly maxEntrySize: number;
     // A Map keeps insertion order: a URL is moved to the end when used, so the first is the least recent.
     readonly #byKey = new Map<string, Stored[]>();
     #bytes = 0;
@@ -34,9 +34,9 @@ export class MemoryCacheStore implements CacheStore {
             throw new TypeError('MemoryCacheStore options must be an object');
         }
 
-        this.#maxBytes = bound(options.maxBytes, 'maxBytes', 100 * 1024 * 1024);
-        this.#maxEntries = bound(options.maxEntries, 'maxEntries', 1024);
-        this.maxEntryBytes = bound(options.maxEntryBytes, 'maxEntryBytes', 5 * 1024 * 1024);
+        this.#maxSize = bound(options.maxSize, 'maxSize', 100 * 1024 * 1024);
+        this.#maxCount = bound(options.maxCount, 'maxCount', 1024);
+        this.maxEntrySize = bound(options.maxEntrySize, 'maxEntrySize', 5 * 1024 * 1024);
     }
 
     /** Bytes held now. */
@@ -65,7 +65,7 @@ export class MemoryCacheStore implements CacheStore {
         const bytes = sizeOf(key, entry);
         const stored = this.#byKey.get(key) ?? [];
         const others = stored.filter((item) => !sameVariant(item.entry, entry));
-        if (bytes > this.maxEntryBytes || bytes > this.#maxBytes) {
+        if (bytes > this.maxEntrySize || bytes > this.#maxSize) {
             // Declined; the variant it would have replaced is outdated all the same.
             this.#replace(key, stored, others);
             return;
@@ -105,7 +105,7 @@ export class MemoryCacheStore implements CacheStore {
     /** Drops the least recently used URLs until both bounds hold. */
     #evict(): void {
         for (const [key, stored] of this.#byKey) {
-            if (this.#bytes <= this.#maxBytes && this.#entries <= this.#maxEntries) {
+            if (this.#bytes <= this.#maxSize && this.#entries <= this.#maxCount) {
                 return;
             }
 

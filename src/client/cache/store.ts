@@ -20,7 +20,7 @@ export interface CacheStore {
      * Optional: the largest body the store would keep, in bytes. The cache stops copying a response
      * body beyond it instead of holding a copy the store would decline (default 16 MiB).
      */
-    readonly maxEntryBytes?: number;
+    readonly maxEntrySize?: number;
 }
 
 /** One stored response, with what the cache needs to judge its freshness and its variant. */
