@@ -28,6 +28,11 @@ export interface HopOwner {
     requestCreated(req: ClientRequest, options: EffectiveOptions): void;
     /** The hop got a response, reported: follow it, retry it or finish with it. */
     hopResponded(hop: AnsweredHop, res: IncomingMessage): void;
+    /**
+     * Optional: the response headers arrived, before the hop reports them: the owner may add fields
+     * for the listeners to see (the cache layer its Cache-Status). Must not throw.
+     */
+    responseArrived?(hop: Hop, res: IncomingMessage): void;
     /** The hop's request failed before a response: retry or fail. */
     hopFailed(hop: Hop, err: HttpError): void;
     /** The request fails with `err`, nothing more to try. */
@@ -237,6 +242,7 @@ export class Hop implements UploadOwner {
             return;
         }
 
+        this.owner.responseArrived?.(this, res);
         this.end(undefined, res);
     }
 

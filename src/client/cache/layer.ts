@@ -55,7 +55,22 @@ interface CacheCall {
     /** The layer sent the stored validators: a 304 updates `entry`. */
     validating: boolean;
     requestTime: number;
+    /** What the origin's response means for the cache, decided as its headers arrive. */
+    answer: WireAnswer | undefined;
 }
+
+/** What the cache makes of a response from the origin. */
+type WireAnswer =
+    /** A 304 that updated the stored response: the caller gets that. */
+    | { kind: 'updated'; entry: CachedResponse; stores: boolean; cacheStatus: string }
+    /** A 5xx a stale response replaces (stale-if-error). */
+    | { kind: 'stale-if-error'; entry: CachedResponse; cacheStatus: string }
+    /** A response to store once its body has been read. */
+    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives }
+    /** A response passed on as it came. */
+    | { kind: 'pass' };
+
+const passOn: WireAnswer = { kind: 'pass' };
 
 /** The store key of a URL: GET and HEAD share one (a HEAD is answered from a stored GET), other methods have their own. */
 export function cacheKey(method: string, href: string, socketPath: string | undefined): string {
@@ -103,7 +118,8 @@ export class CacheLayer implements HopOwner {
             entry: undefined,
             judgement: undefined,
             validating: false,
-            requestTime: 0
+            requestTime: 0,
+            answer: undefined
         };
         this.call = call;
         const lookup = ++this.lookups;
@@ -271,9 +287,23 @@ export class CacheLayer implements HopOwner {
         this.flow.hopFailed(hop, err);
     }
 
+    /** The origin's response headers arrived: decide what the cache makes of them, and say so in Cache-Status before the hop reports it. */
+    responseArrived(hop: Hop, res: IncomingMessage): void {
+        const call = this.call;
+        if (call !== undefined) {
+            try {
+                call.answer = this.judgeResponse(call, hop, res);
+            } catch {
+                // A response the rules could not read is passed on as it came.
+                call.answer = passOn;
+            }
+        }
+    }
+
     hopResponded(hop: Hop, res: IncomingMessage): void {
         const call = this.call!;
-        const responseTime = Date.now();
+        const answer = call.answer ?? passOn;
+        call.answer = undefined;
         const invalidated = invalidatedUrls(
             hop.method,
             new URL(hop.destination.href),
@@ -281,7 +311,7 @@ export class CacheLayer implements HopOwner {
             res.rawHeaders
         );
         if (invalidated.length === 0) {
-            this.guard(() => this.responded(call, hop, res, responseTime));
+            this.guard(() => this.responded(call, hop, res, answer));
             return;
         }
 
@@ -292,35 +322,26 @@ export class CacheLayer implements HopOwner {
             if (this.flow.settled) {
                 res.destroy();
             } else {
-                this.guard(() => this.responded(call, hop, res, responseTime));
+                this.guard(() => this.responded(call, hop, res, answer));
             }
         });
     }
 
-    /** The origin answered a hop: update or store, then hand the response to the flow. */
-    private responded(call: CacheCall, hop: Hop, res: IncomingMessage, responseTime: number): void {
+    /** What the origin's response means for the cache (RFC 9111 3, 4.3.4; RFC 5861 4), with its Cache-Status added. */
+    private judgeResponse(call: CacheCall, hop: Hop, res: IncomingMessage): WireAnswer {
+        const responseTime = Date.now();
         const status = res.statusCode as number;
         const entry = call.entry;
         const shared = this.settings.shared;
         if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
-            res.resume();
             const updated = updatedBy304(entry, res.rawHeaders, call.requestTime, responseTime);
             const directives = responseDirectives(updated.rawHeaders);
             const stores = !call.directives.noStore && !directives.noStore;
-            if (stores) {
-                void this.store.set(call.key, {
-                    ...updated,
-                    deleteAt: usefulUntil(updated, directives, shared, responseTime)
-                });
-            }
-
-            const judgement = judge(updated, noDirectives, shared, responseTime);
-            const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl: judgement.ttl });
-            this.flow.hopResponded(
-                hop,
-                responseFrom(updated, call.method, currentAge(updated, responseTime), status304)
-            );
-            return;
+            const ttl = judge(updated, noDirectives, shared, responseTime).ttl;
+            const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl });
+            addCacheStatus(res, status304);
+            const kept = { ...updated, deleteAt: usefulUntil(updated, directives, shared, responseTime) };
+            return { kind: 'updated', entry: kept, stores, cacheStatus: status304 };
         }
 
         if (
@@ -329,42 +350,26 @@ export class CacheLayer implements HopOwner {
             call.judgement !== undefined &&
             servesStaleOnError(call.judgement, call.directives, status)
         ) {
-            res.resume();
-            this.serveStaleOnError(hop, call, entry, call.judgement);
-            return;
+            const stale = member({ outcome: 'hit', ttl: call.judgement.ttl, detail: 'stale-if-error' });
+            addCacheStatus(res, stale);
+            return { kind: 'stale-if-error', entry, cacheStatus: stale };
         }
 
         const directives = responseDirectives(res.rawHeaders);
+        const request = { headers: hop.options.headers, directives: call.directives };
         const stores =
             call.outcome !== 'bypass' &&
             call.method !== 'HEAD' &&
-            isStorable(
-                { headers: hop.options.headers, directives: call.directives },
-                status,
-                res.rawHeaders,
-                directives,
-                shared
-            );
-        let ttl: number | undefined;
-        if (stores) {
-            ttl = this.keep(call, hop, res, directives, responseTime);
+            isStorable(request, status, res.rawHeaders, directives, shared);
+        if (!stores) {
+            addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status }));
+            return passOn;
         }
 
-        addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: stores, ttl }));
-        this.flow.hopResponded(hop, res);
-    }
-
-    /** Stores the response once its body has been read; returns its freshness lifetime. */
-    private keep(
-        call: CacheCall,
-        hop: Hop,
-        res: IncomingMessage,
-        directives: CacheDirectives,
-        responseTime: number
-    ): number {
-        const entry: CachedResponse = {
+        // Taken before the Cache-Status is added: the store keeps the response as the origin sent it.
+        const entryHead: CachedResponse = {
             method: call.method,
-            statusCode: res.statusCode as number,
+            statusCode: status,
             statusMessage: res.statusMessage ?? '',
             rawHeaders: withoutFields(res.rawHeaders, hopByHopFields(res.rawHeaders)),
             vary: varyValues(varyNames(res.rawHeaders), hop.options.headers),
@@ -373,18 +378,48 @@ export class CacheLayer implements HopOwner {
             responseTime,
             deleteAt: 0
         };
-        const shared = this.settings.shared;
-        copyBody(res, this.store.entryLimit, (body) => {
-            const complete = { ...entry, body };
-            complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
-            void this.store.set(call.key, complete);
-        });
-        return judge(entry, noDirectives, shared, responseTime).ttl;
+        const ttl = judge(entryHead, noDirectives, shared, responseTime).ttl;
+        addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl }));
+        return { kind: 'keep', entry: entryHead, directives };
+    }
+
+    /** Hands the flow the response the call ends with, storing what is to be stored. */
+    private responded(call: CacheCall, hop: Hop, res: IncomingMessage, answer: WireAnswer): void {
+        switch (answer.kind) {
+            case 'updated':
+                res.resume();
+                if (answer.stores) {
+                    void this.store.set(call.key, answer.entry);
+                }
+
+                this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
+                return;
+            case 'stale-if-error':
+                res.resume();
+                this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
+                return;
+            case 'keep': {
+                const { entry, directives } = answer;
+                const shared = this.settings.shared;
+                copyBody(res, this.store.entryLimit, (body) => {
+                    const complete = { ...entry, body };
+                    complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
+                    void this.store.set(call.key, complete);
+                });
+                break;
+            }
+        }
+
+        this.flow.hopResponded(hop, res);
+    }
+
+    /** The flow gets a response made from `entry` in place of the one the hop got (a 304, a 5xx) or did not get. */
+    private answerAfter(hop: Hop, call: CacheCall, entry: CachedResponse, cacheStatus: string): void {
+        this.flow.hopResponded(hop, responseFrom(entry, call.method, currentAge(entry, Date.now()), cacheStatus));
     }
 
     private serveStaleOnError(hop: Hop, call: CacheCall, entry: CachedResponse, judgement: Judgement): void {
-        const status = member({ outcome: 'hit', ttl: judgement.ttl, detail: 'stale-if-error' });
-        this.flow.hopResponded(hop, responseFrom(entry, call.method, currentAge(entry, Date.now()), status));
+        this.answerAfter(hop, call, entry, member({ outcome: 'hit', ttl: judgement.ttl, detail: 'stale-if-error' }));
     }
 
     /** Runs a step begun outside the flow's own call stack: a throw fails the request rather than the process. */

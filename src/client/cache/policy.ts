@@ -170,16 +170,13 @@ export function servesStaleOnError(
 export function usefulUntil(entry: CachedResponse, directives: CacheDirectives, shared: boolean, now: number): number {
     const { age, lifetime } = freshnessOf(entry, directives, shared, now);
     const staleUse = Math.max(directives.staleWhileRevalidate ?? 0, directives.staleIfError ?? 0);
-    const hasValidator =
-        fieldValue(entry.rawHeaders, 'etag') !== undefined ||
-        fieldValue(entry.rawHeaders, 'last-modified') !== undefined;
-    // A response that can be validated stays useful past its freshness: a 304 renews it for a header round trip.
-    const validatable = hasValidator ? validatorKeep : 0;
-    return now + (Math.max(0, lifetime - age) + Math.max(staleUse, validatable)) * 1000;
+    // A stale response stays useful past its freshness: a 304 renews it for a header round trip, a
+    // request may accept it stale (max-stale). The store's bounds decide what goes first.
+    return now + (Math.max(0, lifetime - age) + Math.max(staleUse, staleKeep)) * 1000;
 }
 
-// How long a stale response with a validator is kept for a conditional request: a day.
-const validatorKeep = 86_400;
+// How long a stale response is kept for a conditional request or max-stale: a day.
+const staleKeep = 86_400;
 
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
