@@ -32,7 +32,7 @@ export function parseHttpDate(value: string | undefined): number | undefined {
 
     match = asctime.exec(value);
     if (match !== null) {
-        return utc(match[7]!, match[1]!, match[2]!.trim(), match[3]!, match[4]!, match[5]!);
+        return utc(match[6]!, match[1]!, match[2]!.trim(), match[3]!, match[4]!, match[5]!);
     }
 
     return undefined;

@@ -345,6 +345,40 @@ describe('Cache: validation', () => {
         expect(hits(url).length).toBeGreaterThanOrEqual(2);
     });
 
+    it('a background revalidation answered 304 refreshes the stored response; one that fails leaves it stale', async () => {
+        const { client } = cached();
+        const url = serve((_req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"a"' });
+                res.end('body');
+            } else {
+                res.writeHead(304, { 'cache-control': 'max-age=60', etag: '"a"' });
+                res.end();
+            }
+        });
+        await client.get(url);
+        await client.get(url);
+        await expect
+            .poll(async () => (await client.get(url)).res.headers['cache-status'])
+            .toMatch(/^tracewire; hit; ttl=(59|60)$/);
+        expect(String((await client.get(url)).payload)).toBe('body');
+
+        const failing = serve((_req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60' });
+                res.end('kept');
+            } else {
+                res.destroy();
+            }
+        });
+        await client.get(failing);
+        await client.get(failing);
+        await expect.poll(() => hits(failing).length).toBe(2);
+        const again = await client.get(failing);
+        expect(String(again.payload)).toBe('kept');
+        expect(again.res.headers['cache-status']).toMatch(/detail=stale-while-revalidate/);
+    });
+
     it('stale-if-error: a stale response answers a 5xx or a network failure', async () => {
         const { client } = cached();
         const url = serve((_req, res, count) => {
