@@ -34,6 +34,7 @@ import {
     serverPort
 } from './attributes.js';
 import { type BodyCount, requestBodyOf, responseBodyOf } from './body-size.js';
+import { addCacheOutcome } from './cache-outcome.js';
 import { OpenConnections } from './connection-pool.js';
 import { causeOf, failureErrorType, statusErrorType } from './error-type.js';
 import { endMeasured, type Measured } from './measured.js';
@@ -366,6 +367,7 @@ class EventInstrumentation {
         span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, res.httpVersion);
         metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
         metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
+        addCacheOutcome(span, metricAttributes, res);
         // No network.peer.*: reading a socket's peer is a system call per connection, too dear here.
         if (this.responseHeaders.names.length > 0) {
             const headers: Attributes = {};
