@@ -28,10 +28,33 @@ export interface CacheDirectives {
 // RFC 9111 1.2.2: a delta-seconds too large to represent is taken as 2^31.
 const maxDelta = 2_147_483_648;
 
+const noDirectives: CacheDirectives = Object.freeze({
+    maxAge: undefined,
+    sMaxage: undefined,
+    maxStale: undefined,
+    minFresh: undefined,
+    staleWhileRevalidate: undefined,
+    staleIfError: undefined,
+    noStore: false,
+    noCache: false,
+    private: false,
+    public: false,
+    mustRevalidate: false,
+    proxyRevalidate: false,
+    onlyIfCached: false,
+    immutable: false,
+    mustUnderstand: false
+});
+
 /** The directives of a `Cache-Control` field (its lines joined); all absent for undefined. */
 export function parseDirectives(field: string | readonly string[] | undefined): CacheDirectives {
-    const values = new Map<string, string | true>();
     const text = typeof field === 'string' ? field : field === undefined ? '' : field.join(',');
+    if (text === '') {
+        // Most requests carry no Cache-Control: one shared answer for them.
+        return noDirectives;
+    }
+
+    const values = new Map<string, string | true>();
     for (const item of splitList(text)) {
         const equals = item.indexOf('=');
         const name = (equals === -1 ? item : item.slice(0, equals)).trim().toLowerCase();

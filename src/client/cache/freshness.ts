@@ -33,13 +33,21 @@ export function freshnessOf(
 
 /** RFC 9111 4.2.3: what the origin and caches before us say, corrected by the round trip, plus the time stored. */
 export function currentAge(entry: CachedResponse, now: number): number {
-    const date = parseHttpDate(fieldLines(entry.rawHeaders, 'date')[0]) ?? entry.responseTime;
-    const apparentAge = Math.max(0, entry.responseTime - date) / 1000;
-    const responseDelay = (entry.responseTime - entry.requestTime) / 1000;
-    const correctedAge = ageValue(entry.rawHeaders) + responseDelay;
-    const residentTime = (now - entry.responseTime) / 1000;
-    return Math.max(apparentAge, correctedAge) + residentTime;
+    let initialAge = initialAges.get(entry);
+    if (initialAge === undefined) {
+        const date = parseHttpDate(fieldLines(entry.rawHeaders, 'date')[0]) ?? entry.responseTime;
+        const apparentAge = Math.max(0, entry.responseTime - date) / 1000;
+        const responseDelay = (entry.responseTime - entry.requestTime) / 1000;
+        initialAge = Math.max(apparentAge, ageValue(entry.rawHeaders) + responseDelay);
+        initialAges.set(entry, initialAge);
+    }
+
+    return initialAge + (now - entry.responseTime) / 1000;
 }
+
+// A stored response's corrected initial age never changes: worked out once per entry object (a memory
+// store hands back the same object on every hit).
+const initialAges = new WeakMap<CachedResponse, number>();
 
 /** RFC 9111 4.2.1: s-maxage (shared caches), max-age, Expires - Date, else the Last-Modified heuristic. */
 export function freshnessLifetime(entry: CachedResponse, directives: CacheDirectives, shared: boolean): number {

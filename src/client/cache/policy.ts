@@ -30,8 +30,17 @@ export function requestDirectives(headers: RequestHeaders): CacheDirectives {
 
 /** The response's `Cache-Control` directives. */
 export function responseDirectives(rawHeaders: readonly string[]): CacheDirectives {
-    return parseDirectives(fieldValue(rawHeaders, 'cache-control'));
+    let directives = parsedDirectives.get(rawHeaders);
+    if (directives === undefined) {
+        directives = parseDirectives(fieldValue(rawHeaders, 'cache-control'));
+        parsedDirectives.set(rawHeaders, directives);
+    }
+
+    return directives;
 }
+
+// Stored fields never change (an update makes a new list): parsed once per list.
+const parsedDirectives = new WeakMap<readonly string[], CacheDirectives>();
 
 /** The request fields that keep the cache out of a call: it cannot answer a range or a precondition it did not make. */
 export function bypassesCache(headers: RequestHeaders): boolean {

@@ -1,4 +1,4 @@
-import { IncomingMessage } from 'node:http';
+import { type IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { headersOf, withoutFields } from './fields.js';
 import type { CachedResponse } from './store.js';
@@ -22,23 +22,54 @@ export function responseFrom(
     cacheStatus: string,
     statusCode = entry.statusCode
 ): IncomingMessage {
-    const stored = entry.rawHeaders;
-    const upstreamStatus = stored.filter((_, i) => i % 2 === 1 && stored[i - 1]!.toLowerCase() === 'cache-status');
-    const rawHeaders = withoutFields(stored, replacedOnAnswer);
-    rawHeaders.push('Age', String(Math.max(0, Math.floor(age))));
-    rawHeaders.push('Cache-Status', [...upstreamStatus, cacheStatus].join(', '));
+    const answer = answerFields(entry.rawHeaders);
+    const ageValue = String(Math.max(0, Math.floor(age)));
+    const status = answer.upstreamStatus === undefined ? cacheStatus : `${answer.upstreamStatus}, ${cacheStatus}`;
+    const rawHeaders = [...answer.rawHeaders, 'Age', ageValue, 'Cache-Status', status];
+    const headers: IncomingHttpHeaders = { ...answer.headers, age: ageValue, 'cache-status': status };
+    const cookies = headers['set-cookie'];
+    if (cookies !== undefined) {
+        // The one array in the object: each answer its own, for the caller may change it.
+        headers['set-cookie'] = [...cookies];
+    }
+
     const bodyless = method === 'HEAD' || statusCode === 304;
-    return made(
-        statusCode,
-        statusCode === entry.statusCode ? entry.statusMessage : 'Not Modified',
-        rawHeaders,
-        bodyless ? undefined : entry.body
-    );
+    const message = statusCode === entry.statusCode ? entry.statusMessage : 'Not Modified';
+    return made(statusCode, message, rawHeaders, headers, bodyless ? undefined : entry.body);
+}
+
+interface AnswerFields {
+    /** The stored fields without Age and Cache-Status, which each answer sets anew. */
+    rawHeaders: readonly string[];
+    headers: IncomingHttpHeaders;
+    /** The Cache-Status the stored response came with, which ours is appended to. */
+    upstreamStatus: string | undefined;
+}
+
+// What every answer from one stored field list shares, worked out once per list (stored fields never
+// change: an update makes a new list).
+const answerFieldsOf = new WeakMap<readonly string[], AnswerFields>();
+
+function answerFields(stored: readonly string[]): AnswerFields {
+    let fields = answerFieldsOf.get(stored);
+    if (fields === undefined) {
+        const rawHeaders = withoutFields(stored, replacedOnAnswer);
+        const upstream = stored.filter((_, i) => i % 2 === 1 && stored[i - 1]!.toLowerCase() === 'cache-status');
+        fields = {
+            rawHeaders,
+            headers: headersOf(rawHeaders),
+            upstreamStatus: upstream.length === 0 ? undefined : upstream.join(', ')
+        };
+        answerFieldsOf.set(stored, fields);
+    }
+
+    return fields;
 }
 
 /** The 504 a cache answers `only-if-cached` with when it has nothing usable (RFC 9111 5.2.1.7). */
 export function gatewayTimeout(cacheStatus: string): IncomingMessage {
-    return made(504, 'Gateway Timeout', ['Content-Length', '0', 'Cache-Status', cacheStatus], undefined);
+    const rawHeaders = ['Content-Length', '0', 'Cache-Status', cacheStatus];
+    return made(504, 'Gateway Timeout', rawHeaders, headersOf(rawHeaders), undefined);
 }
 
 /** Appends the cache's member to a network response's Cache-Status, in `headers` and `rawHeaders`. */
@@ -54,6 +85,7 @@ function made(
     statusCode: number,
     statusMessage: string,
     rawHeaders: string[],
+    headers: IncomingHttpHeaders,
     body: Buffer | undefined
 ): IncomingMessage {
     // No socket: the answer never touched the network.
@@ -64,7 +96,7 @@ function made(
     res.httpVersionMajor = 1;
     res.httpVersionMinor = 1;
     res.rawHeaders = rawHeaders;
-    res.headers = headersOf(rawHeaders);
+    res.headers = headers;
     if (body !== undefined && body.length > 0) {
         res.push(body);
     }
