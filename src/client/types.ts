@@ -257,7 +257,10 @@ export interface ClientEvents {
     response: (err: HttpError | undefined, details: ResponseDetails) => void;
 }
 
-/** A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected). */
+/**
+ * A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected,
+ * and on a client with a cache, which looks the store up before any request exists).
+ */
 export type RequestPromise = Promise<IncomingMessage> & { req: ClientRequest | undefined };
 
 /** Result of the per-method helpers. */

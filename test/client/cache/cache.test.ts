@@ -7,7 +7,7 @@ import { Client } from '../../../src/client/client.js';
 import { client as plainClient } from '../../../src/client/index.js';
 import type { ResponseDetails } from '../../../src/client/types.js';
 import { isHttpError } from '../../../src/errors/index.js';
-import { startHttp, type TestServer } from '../helpers.js';
+import { startHttp, startUnix, type TestServer } from '../helpers.js';
 
 /**
  * README "Cache": the client's RFC 9111 cache over real sockets. Each test uses its own paths on one
@@ -471,6 +471,50 @@ describe('Cache: everything else through the cache', () => {
         expect(hits(target)).toHaveLength(1);
         // `redirected` is told of the redirect that made a request, not of the one answered from the cache.
         expect(redirected).toEqual([target]);
+    });
+
+    it('a revalidation that meets a stale connection is re-sent, and its 304 still answers from the cache', async () => {
+        const client = new Client().defaults({ events: true, cache: true });
+        const reasons: (string | undefined)[] = [];
+        client.events!.on('response', (_err, { uri }) => reasons.push(uri.resendReason));
+        const served = new WeakSet<object>();
+        const url = serve((req, res, count) => {
+            if (served.has(req.socket)) {
+                // The server closed the kept-alive connection as the next request arrived on it.
+                req.socket.destroy();
+                return;
+            }
+
+            served.add(req.socket);
+            res.writeHead(count === 1 ? 200 : 304, { 'cache-control': 'max-age=0', etag: '"s"' });
+            res.end(count === 1 ? 'stored' : undefined);
+        });
+        await client.get(url);
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('stored');
+        expect(res.headers['cache-status']).toMatch(/^tracewire; fwd=stale; fwd-status=304/);
+        expect(reasons).toEqual([undefined, undefined, 'stale-connection']);
+        expect(hits(url).at(-1)!.headers['if-none-match']).toBe('"s"');
+    });
+
+    it('caches over a UNIX socket, keyed apart from the same URL elsewhere', async () => {
+        let count = 0;
+        const unix = await startUnix((_req, res) => {
+            count++;
+            res.writeHead(200, { 'cache-control': 'max-age=60' });
+            res.end('over the socket');
+        });
+        try {
+            const { client } = cached();
+            const options = { socketPath: unix.socketPath };
+            await client.get('/containers/json', options);
+            const { payload, res } = await client.get('/containers/json', options);
+            expect(String(payload)).toBe('over the socket');
+            expect(res.headers['cache-status']).toMatch(/hit/);
+            expect(count).toBe(1);
+        } finally {
+            await unix.close();
+        }
     });
 
     it('retries through the cache, and stores what the retry got', async () => {
