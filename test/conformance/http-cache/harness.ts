@@ -7,6 +7,7 @@
  * required failures left.
  */
 import * as http from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 // @ts-expect-error -- the suite ships untyped ES modules.
 import { getResults, runTests } from 'http-cache-tests/client/runner.mjs';
@@ -22,8 +23,6 @@ import handleTest from 'http-cache-tests/server/handle-test.mjs';
 import suites from 'http-cache-tests/tests/index.mjs';
 // @ts-expect-error -- as above
 import surrogate from 'http-cache-tests/tests/surrogate-control.mjs';
-// @ts-expect-error -- node-fetch 2 comes with the suite, untyped here.
-import nodeFetch from 'node-fetch';
 import type { Client } from '../../../src/client/client.js';
 
 interface SuiteTest {
@@ -150,8 +149,9 @@ export async function runSuite(fetch: unknown, baseUrl: string): Promise<SuiteSu
     return summarize(getResults() as Record<string, true | [string, string]>);
 }
 
-/** The suite's fetch for the proxy mode: its own node-fetch, as its CLI uses. */
-export const suiteFetch: unknown = nodeFetch;
+/** The suite's fetch for the proxy mode: its own node-fetch (resolved from the suite's package), as its CLI uses. */
+const suitePackage = createRequire(import.meta.url).resolve('http-cache-tests/package.json');
+export const suiteFetch: unknown = createRequire(suitePackage)('node-fetch');
 
 /** One row of the table the runner prints. */
 export function tableRow(label: string, summary: SuiteSummary): string {
