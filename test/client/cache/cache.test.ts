@@ -580,6 +580,33 @@ describe('Cache: everything else through the cache', () => {
     });
 });
 
+describe('Cache: bounded under load', () => {
+    it('many distinct URLs with large bodies, ten at a time: the store never holds more than its bound', async () => {
+        const maxSize = 2 * 1024 * 1024;
+        const { client, store } = cached({ maxSize, maxEntrySize: 512 * 1024 });
+        const body = Buffer.alloc(256 * 1024, 7);
+        const urls = Array.from({ length: 60 }, () =>
+            serve(reply(200, { 'cache-control': 'max-age=60' }, body as never))
+        );
+        let largest = 0;
+        let next = 0;
+        const worker = async () => {
+            while (next < urls.length) {
+                const url = urls[next++]!;
+                const { payload } = await client.get(url);
+                expect((payload as Buffer).length).toBe(body.length);
+                largest = Math.max(largest, store.size);
+            }
+        };
+        await Promise.all(Array.from({ length: 10 }, worker));
+        expect(largest).toBeLessThanOrEqual(maxSize);
+        expect(store.count).toBeGreaterThan(0);
+        // The most recent are kept and answer from the cache; the first were evicted.
+        expect((await client.get(urls.at(-1)!)).res.headers['cache-status']).toMatch(/hit/);
+        expect((await client.get(urls[0]!)).res.headers['cache-status']).toMatch(/fwd=miss/);
+    });
+});
+
 describe('Cache: a failing store', () => {
     it('a store that throws, rejects or never answers costs at most a short wait, never the request', async () => {
         const stores: CacheStore[] = [
