@@ -10,7 +10,13 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('the errors namespace of the root package', () => {
     it('is the errors named export of the root entry', () => {
-        expect(Object.keys(root).sort()).toStrictEqual(['MemoryCacheStore', 'SqliteCacheStore', 'client', 'errors', 'staticFiles']);
+        expect(Object.keys(root).sort()).toStrictEqual([
+            'MemoryCacheStore',
+            'SqliteCacheStore',
+            'client',
+            'errors',
+            'staticFiles'
+        ]);
         expect(typeof errors.notFound).toBe('function');
         expect(typeof errors.HttpError).toBe('function');
         expect(typeof errors.isHttpError).toBe('function');
