@@ -272,6 +272,7 @@ export class CacheLayer implements HopOwner {
 
     hopFailed(hop: Hop, err: HttpError): void {
         const call = this.call;
+        this.dropValidators(hop, call);
         // A network failure or a timeout (not the caller's abort) may be answered by a stale response (RFC 5861 4).
         const networkFailure = err.output.statusCode === 502 || err.output.statusCode === 504;
         if (
@@ -302,6 +303,7 @@ export class CacheLayer implements HopOwner {
 
     hopResponded(hop: Hop, res: IncomingMessage): void {
         const call = this.call!;
+        this.dropValidators(hop, call);
         const answer = call.answer ?? passOn;
         call.answer = undefined;
         const invalidated = invalidatedUrls(
@@ -420,6 +422,17 @@ export class CacheLayer implements HopOwner {
 
     private serveStaleOnError(hop: Hop, call: CacheCall, entry: CachedResponse, judgement: Judgement): void {
         this.answerAfter(hop, call, entry, member({ outcome: 'hit', ttl: judgement.ttl, detail: 'stale-if-error' }));
+    }
+
+    /**
+     * The validators the layer added are for this hop's URL only: gone from its options before the flow
+     * derives a redirect's or a retry's options from them.
+     */
+    private dropValidators(hop: Hop, call: CacheCall | undefined): void {
+        if (call?.validating === true) {
+            delete hop.options.headers['if-none-match'];
+            delete hop.options.headers['if-modified-since'];
+        }
     }
 
     /** Runs a step begun outside the flow's own call stack: a throw fails the request rather than the process. */

@@ -517,6 +517,26 @@ describe('Cache: everything else through the cache', () => {
         }
     });
 
+    it("the validators of a revalidation that is redirected stay with their URL: the redirect's request has none", async () => {
+        const { client } = cached();
+        const target = serve((req, res) => {
+            res.writeHead(200, { 'x-conditional': String(req.headers['if-none-match'] ?? 'none') });
+            res.end('target');
+        });
+        const moved = serve((_req, res, count) => {
+            res.writeHead(count === 1 ? 200 : 301, {
+                'cache-control': 'max-age=0',
+                etag: '"m"',
+                ...(count === 1 ? {} : { location: target })
+            });
+            res.end();
+        });
+        await client.get(moved);
+        const { res } = await client.get(moved, { redirects: 1 });
+        expect(hits(moved).at(-1)!.headers['if-none-match']).toBe('"m"');
+        expect(res.headers['x-conditional']).toBe('none');
+    });
+
     it('retries through the cache, and stores what the retry got', async () => {
         const { client } = cached();
         const url = serve((_req, res, count) => {
