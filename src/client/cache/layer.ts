@@ -92,6 +92,8 @@ export class CacheLayer implements HopOwner {
     // The hop under way (a flow runs one at a time), and a count that makes a lookup outrun by the next one moot.
     private call: CacheCall | undefined;
     private lookups = 0;
+    // The flow's retry count at the last hop: a hop that raised it is a retry.
+    private retries = 0;
     // The option copies made to carry validators, back to the options the flow gave.
     private readonly originals = new WeakMap<EffectiveOptions, EffectiveOptions>();
 
@@ -124,6 +126,15 @@ export class CacheLayer implements HopOwner {
         this.call = call;
         const lookup = ++this.lookups;
         if (!this.settings.methods.has(method) || bypassesCache(headers)) {
+            this.forward(call, undefined);
+            return;
+        }
+
+        const retry = this.flow.retryCount > this.retries;
+        this.retries = this.flow.retryCount;
+        if (retry) {
+            // A retry asks the origin again: answering it with the stored response it retries would only repeat it.
+            call.outcome = 'request';
             this.forward(call, undefined);
             return;
         }

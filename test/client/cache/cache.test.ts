@@ -549,6 +549,19 @@ describe('Cache: everything else through the cache', () => {
         expect(hits(url)).toHaveLength(2);
     });
 
+    it('a retry goes to the origin, not to the stored response it retries', async () => {
+        const { client } = cached();
+        const url = serve((_req, res, count) => {
+            res.writeHead(count === 1 ? 503 : 200, { 'cache-control': 'max-age=60' });
+            res.end(`attempt ${count}`);
+        });
+        // The 503 is stored (it has explicit freshness); the retry must not be answered with it.
+        const { payload, res } = await client.get(url, { retry: { backoff: () => 1 } });
+        expect(String(payload)).toBe('attempt 2');
+        expect(res.headers['cache-status']).toMatch(/^tracewire; fwd=request; fwd-status=200; stored/);
+        expect(String((await client.get(url)).payload)).toBe('attempt 2');
+    });
+
     it('keeps a gzip body as it came and decodes it when read, with maxBytes counted after decoding', async () => {
         const { client, store } = cached();
         const text = 'a'.repeat(10_000);
