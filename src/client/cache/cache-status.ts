@@ -11,7 +11,7 @@ export type CacheOutcome =
     | 'miss'
     /** A stored response was validated with the origin (304 or a new response). */
     | 'revalidated'
-    /** The request's directives (`no-cache`, `max-age`, `min-fresh`) sent it to the origin. */
+    /** The request's directives (`no-cache`, `max-age`, `min-fresh`) sent it to the origin, or it is a retry. */
     | 'request'
     /** The method is not cached (or the call bypasses the cache: a range, a precondition). */
     | 'bypass'
