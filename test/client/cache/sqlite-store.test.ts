@@ -1,5 +1,15 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+    closeSync,
+    existsSync,
+    mkdirSync,
+    mkdtempSync,
+    openSync,
+    rmSync,
+    statSync,
+    writeFileSync,
+    writeSync
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -259,6 +269,24 @@ if (hasNodeSqlite) {
                 writeFileSync(location, 'this is a text file, not SQLite, and long enough to have a header'.repeat(10));
                 expect(() => new SqliteCacheStore({ location })).toThrow(
                     `SqliteCacheStore at ${location} cannot be used: file is not a database`
+                );
+            });
+
+            it('a database whose pages are corrupt', async () => {
+                const location = freshFile();
+                const store = new SqliteCacheStore({ location });
+                for (let i = 0; i < 20; i++) {
+                    await store.set(`https://example.test/${i}`, cachedResponse({ body: Buffer.alloc(3000, 1) }));
+                }
+
+                store.close();
+                // Everything after the first page (the file header and the schema) overwritten.
+                const size = statSync(location).size;
+                const fd = openSync(location, 'r+');
+                writeSync(fd, Buffer.alloc(size - 4096, 0xab), 0, size - 4096, 4096);
+                closeSync(fd);
+                expect(() => new SqliteCacheStore({ location })).toThrow(
+                    `SqliteCacheStore at ${location} cannot be used: database disk image is malformed`
                 );
             });
 
