@@ -36,6 +36,8 @@ const largestEntry = 1_000_000_000;
 const busyTimeoutMs = 10;
 // Expired entries purged by one `set`: a bounded statement, however many have expired.
 const purgeBatch = 64;
+// The oldest entries read at a time while evicting.
+const evictionBatch = 64;
 // One name per layout of the table: a file written by another layout is left alone, not misread.
 const table = 'tracewire_cache_v1';
 
@@ -84,12 +86,13 @@ export class SqliteCacheStore implements CacheStore {
     }
 
     set(key: string, entry: CachedResponse): Promise<void> {
-        const row = toRow(key, entry);
-        if (row.size > this.maxEntrySize) {
-            return Promise.resolve();
-        }
-
-        return this.#attempt(() => this.#transaction(() => this.#store(row)));
+        return this.#attempt(() => {
+            const row = toRow(key, entry);
+            // Declined: the call still resolves (the CacheStore contract).
+            if (row.size <= this.maxEntrySize) {
+                this.#transaction(() => this.#store(row));
+            }
+        });
     }
 
     delete(key: string): Promise<void> {
@@ -125,26 +128,33 @@ export class SqliteCacheStore implements CacheStore {
         this.#evictOldest();
     }
 
-    // Drops the oldest stored entries until both bounds hold again: the rows read are the rows dropped.
+    // Drops the oldest stored entries until both bounds hold again, reading them in batches (each
+    // statement bounded, and run to its end so no read stays open).
     #evictOldest(): void {
         const totals = this.#statements.totals.get()!;
         let excessCount = Number(totals.count) - this.maxCount;
         let excessBytes = Number(totals.bytes) - this.maxSize;
-        if (excessCount <= 0 && excessBytes <= 0) {
-            return;
-        }
-
-        let newestEvicted: SqliteValue = null;
-        for (const row of this.#statements.oldest.iterate()) {
-            newestEvicted = row.id!;
-            excessCount -= 1;
-            excessBytes -= Number(row.size);
-            if (excessCount <= 0 && excessBytes <= 0) {
+        let newestEvicted = 0;
+        while (excessCount > 0 || excessBytes > 0) {
+            const oldest = this.#statements.oldest.all(newestEvicted, evictionBatch);
+            // Totals above the rows would be a broken file: stop rather than loop.
+            if (oldest.length === 0) {
                 break;
+            }
+
+            for (const row of oldest) {
+                newestEvicted = Number(row.id);
+                excessCount -= 1;
+                excessBytes -= Number(row.size);
+                if (excessCount <= 0 && excessBytes <= 0) {
+                    break;
+                }
             }
         }
 
-        this.#statements.deleteThrough.run(newestEvicted);
+        if (newestEvicted > 0) {
+            this.#statements.deleteThrough.run(newestEvicted);
+        }
     }
 
     // One write transaction, taken before the first read: a concurrent writer makes BEGIN wait (or
@@ -312,7 +322,7 @@ function prepareSchema(db: SqliteDatabase, lockTimeout: number): Statements {
             `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE delete_at <= ? LIMIT ?)`
         ),
         totals: db.prepare(`SELECT count, bytes FROM ${table}_totals`),
-        oldest: db.prepare(`SELECT id, size FROM ${table} ORDER BY id`),
+        oldest: db.prepare(`SELECT id, size FROM ${table} WHERE id > ? ORDER BY id LIMIT ?`),
         deleteThrough: db.prepare(`DELETE FROM ${table} WHERE id <= ?`)
     };
 }

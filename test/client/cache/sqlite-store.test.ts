@@ -331,6 +331,18 @@ if (hasNodeSqlite) {
             });
         });
 
+        describe('an entry it cannot store', () => {
+            it('the call rejects with an HttpError, it does not throw', async () => {
+                const store = new SqliteCacheStore();
+                const stored = store.set('k', { ...cachedResponse(), body: undefined } as never);
+                expect(stored).toBeInstanceOf(Promise);
+                const err = await stored.catch((e: unknown) => e);
+                expect(isHttpError(err, 500)).toBe(true);
+                expect((err as Error).message).toMatch(/^SqliteCacheStore at :memory: failed: /);
+                store.close();
+            });
+        });
+
         describe('closed', () => {
             it('calls after close() reject naming the store; close() again does nothing', async () => {
                 const store = new SqliteCacheStore();

@@ -297,6 +297,26 @@ export function describeCacheStore(
                 expect(kept.at(-1)).toBe(1);
             });
 
+            it('one large entry evicts as many older small ones as it needs, and is kept', async () => {
+                const s = await store({ maxSize: 200_000, maxEntrySize: 150_000 });
+                const keys = Array.from({ length: 150 }, (_, i) => `https://example.test/small/${i}`);
+                for (const key of keys) {
+                    await s.set(key, cachedResponse({ body: Buffer.alloc(1000, 2) }));
+                }
+
+                const large = cachedResponse({ body: Buffer.alloc(120_000, 3) });
+                await s.set('https://example.test/large', large);
+                expect(await s.get('https://example.test/large')).toStrictEqual([large]);
+                let kept = 0;
+                for (const key of keys) {
+                    kept += (await s.get(key)).length;
+                }
+
+                expect(kept).toBeLessThanOrEqual(80);
+                expect(await s.get(keys[0]!)).toStrictEqual([]);
+                expect(await s.get(keys.at(-1)!)).toHaveLength(1);
+            });
+
             it('stays within maxCount over many distinct keys', async () => {
                 const s = await store({ maxCount: 50 });
                 const keys = Array.from({ length: 500 }, (_, i) => `https://example.test/many/${i}`);
