@@ -56,6 +56,7 @@ export class SqliteCacheStore implements CacheStore {
     readonly lockTimeout: number;
     readonly #db: SqliteDatabase;
     readonly #statements: Statements;
+    #closed = false;
 
     /** Throws a 500 HttpError when an option is invalid, node:sqlite is missing or the location cannot be used. */
     constructor(options: SqliteCacheStoreOptions = {}) {
@@ -103,7 +104,8 @@ export class SqliteCacheStore implements CacheStore {
 
     /** Closes the database; calls made afterwards are rejected. Idempotent. */
     close(): void {
-        if (this.#db.isOpen) {
+        if (!this.#closed) {
+            this.#closed = true;
             this.#db.close();
         }
     }
@@ -165,10 +167,7 @@ export class SqliteCacheStore implements CacheStore {
             work();
             this.#db.exec('COMMIT');
         } catch (err) {
-            if (this.#db.isTransaction) {
-                this.#db.exec('ROLLBACK');
-            }
-
+            rollback(this.#db);
             throw err;
         }
     }
@@ -178,7 +177,7 @@ export class SqliteCacheStore implements CacheStore {
     async #attempt<T>(operation: () => T): Promise<T> {
         const deadline = Date.now() + this.lockTimeout;
         for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-            if (!this.#db.isOpen) {
+            if (this.#closed) {
                 throw clientFailure(`SqliteCacheStore at ${this.location} is closed`);
             }
 
@@ -237,6 +236,16 @@ function checkStoreOptions(options: unknown): HttpError | undefined {
     }
 
     return undefined;
+}
+
+// Ends a failed transaction. Some errors (a full disk, say) have already rolled it back, and the
+// database cannot tell which before Node.js 22.16 (no isTransaction): then there is nothing to end.
+function rollback(db: SqliteDatabase): void {
+    try {
+        db.exec('ROLLBACK');
+    } catch {
+        // No transaction was active.
+    }
 }
 
 // SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code.
@@ -300,10 +309,7 @@ function prepareSchema(db: SqliteDatabase, lockTimeout: number): Statements {
         `);
         db.exec('COMMIT');
     } catch (err) {
-        if (db.isTransaction) {
-            db.exec('ROLLBACK');
-        }
-
+        rollback(db);
         throw err;
     }
 
