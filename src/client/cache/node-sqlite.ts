@@ -7,13 +7,12 @@ import { clientFailure } from '../errors.js';
  */
 
 // The part of node:sqlite the store uses, declared here: the project builds against the types of its
-// lowest Node.js line, which has no node:sqlite.
+// lowest Node.js line, which has no node:sqlite. All of it exists from Node.js 22.13 on (isOpen and
+// isTransaction, later additions, are not used).
 export interface SqliteDatabase {
     exec(sql: string): void;
     prepare(sql: string): SqliteStatement;
     close(): void;
-    readonly isOpen: boolean;
-    readonly isTransaction: boolean;
 }
 
 export type SqliteValue = null | number | bigint | string | Uint8Array;
@@ -22,7 +21,6 @@ export interface SqliteStatement {
     run(...parameters: SqliteValue[]): { changes: number | bigint; lastInsertRowid: number | bigint };
     get(...parameters: SqliteValue[]): Record<string, SqliteValue> | undefined;
     all(...parameters: SqliteValue[]): Record<string, SqliteValue>[];
-    iterate(...parameters: SqliteValue[]): IterableIterator<Record<string, SqliteValue>>;
 }
 
 interface NodeSqlite {

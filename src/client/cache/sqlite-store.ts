@@ -36,6 +36,8 @@ const largestEntry = 1_000_000_000;
 const busyTimeoutMs = 10;
 // Expired entries purged by one `set`: a bounded statement, however many have expired.
 const purgeBatch = 64;
+// The oldest entries read at a time while evicting.
+const evictionBatch = 64;
 // One name per layout of the table: a file written by another layout is left alone, not misread.
 const table = 'tracewire_cache_v1';
 
@@ -54,6 +56,7 @@ export class SqliteCacheStore implements CacheStore {
     readonly lockTimeout: number;
     readonly #db: SqliteDatabase;
     readonly #statements: Statements;
+    #closed = false;
 
     /** Throws a 500 HttpError when an option is invalid, node:sqlite is missing or the location cannot be used. */
     constructor(options: SqliteCacheStoreOptions = {}) {
@@ -84,12 +87,13 @@ export class SqliteCacheStore implements CacheStore {
     }
 
     set(key: string, entry: CachedResponse): Promise<void> {
-        const row = toRow(key, entry);
-        if (row.size > this.maxEntrySize) {
-            return Promise.resolve();
-        }
-
-        return this.#attempt(() => this.#transaction(() => this.#store(row)));
+        return this.#attempt(() => {
+            const row = toRow(key, entry);
+            // Declined: the call still resolves (the CacheStore contract).
+            if (row.size <= this.maxEntrySize) {
+                this.#transaction(() => this.#store(row));
+            }
+        });
     }
 
     delete(key: string): Promise<void> {
@@ -100,7 +104,8 @@ export class SqliteCacheStore implements CacheStore {
 
     /** Closes the database; calls made afterwards are rejected. Idempotent. */
     close(): void {
-        if (this.#db.isOpen) {
+        if (!this.#closed) {
+            this.#closed = true;
             this.#db.close();
         }
     }
@@ -125,26 +130,33 @@ export class SqliteCacheStore implements CacheStore {
         this.#evictOldest();
     }
 
-    // Drops the oldest stored entries until both bounds hold again: the rows read are the rows dropped.
+    // Drops the oldest stored entries until both bounds hold again, reading them in batches (each
+    // statement bounded, and run to its end so no read stays open).
     #evictOldest(): void {
         const totals = this.#statements.totals.get()!;
         let excessCount = Number(totals.count) - this.maxCount;
         let excessBytes = Number(totals.bytes) - this.maxSize;
-        if (excessCount <= 0 && excessBytes <= 0) {
-            return;
-        }
-
-        let newestEvicted: SqliteValue = null;
-        for (const row of this.#statements.oldest.iterate()) {
-            newestEvicted = row.id!;
-            excessCount -= 1;
-            excessBytes -= Number(row.size);
-            if (excessCount <= 0 && excessBytes <= 0) {
+        let newestEvicted = 0;
+        while (excessCount > 0 || excessBytes > 0) {
+            const oldest = this.#statements.oldest.all(newestEvicted, evictionBatch);
+            // Totals above the rows would be a broken file: stop rather than loop.
+            if (oldest.length === 0) {
                 break;
+            }
+
+            for (const row of oldest) {
+                newestEvicted = Number(row.id);
+                excessCount -= 1;
+                excessBytes -= Number(row.size);
+                if (excessCount <= 0 && excessBytes <= 0) {
+                    break;
+                }
             }
         }
 
-        this.#statements.deleteThrough.run(newestEvicted);
+        if (newestEvicted > 0) {
+            this.#statements.deleteThrough.run(newestEvicted);
+        }
     }
 
     // One write transaction, taken before the first read: a concurrent writer makes BEGIN wait (or
@@ -155,10 +167,7 @@ export class SqliteCacheStore implements CacheStore {
             work();
             this.#db.exec('COMMIT');
         } catch (err) {
-            if (this.#db.isTransaction) {
-                this.#db.exec('ROLLBACK');
-            }
-
+            rollback(this.#db);
             throw err;
         }
     }
@@ -168,7 +177,7 @@ export class SqliteCacheStore implements CacheStore {
     async #attempt<T>(operation: () => T): Promise<T> {
         const deadline = Date.now() + this.lockTimeout;
         for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-            if (!this.#db.isOpen) {
+            if (this.#closed) {
                 throw clientFailure(`SqliteCacheStore at ${this.location} is closed`);
             }
 
@@ -227,6 +236,16 @@ function checkStoreOptions(options: unknown): HttpError | undefined {
     }
 
     return undefined;
+}
+
+// Ends a failed transaction. Some errors (a full disk, say) have already rolled it back, and the
+// database cannot tell which before Node.js 22.16 (no isTransaction): then there is nothing to end.
+function rollback(db: SqliteDatabase): void {
+    try {
+        db.exec('ROLLBACK');
+    } catch {
+        // No transaction was active.
+    }
 }
 
 // SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code.
@@ -290,10 +309,7 @@ function prepareSchema(db: SqliteDatabase, lockTimeout: number): Statements {
         `);
         db.exec('COMMIT');
     } catch (err) {
-        if (db.isTransaction) {
-            db.exec('ROLLBACK');
-        }
-
+        rollback(db);
         throw err;
     }
 
@@ -312,7 +328,7 @@ function prepareSchema(db: SqliteDatabase, lockTimeout: number): Statements {
             `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE delete_at <= ? LIMIT ?)`
         ),
         totals: db.prepare(`SELECT count, bytes FROM ${table}_totals`),
-        oldest: db.prepare(`SELECT id, size FROM ${table} ORDER BY id`),
+        oldest: db.prepare(`SELECT id, size FROM ${table} WHERE id > ? ORDER BY id LIMIT ?`),
         deleteThrough: db.prepare(`DELETE FROM ${table} WHERE id <= ?`)
     };
 }

@@ -1,5 +1,15 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+    closeSync,
+    existsSync,
+    mkdirSync,
+    mkdtempSync,
+    openSync,
+    rmSync,
+    statSync,
+    writeFileSync,
+    writeSync
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -262,6 +272,24 @@ if (hasNodeSqlite) {
                 );
             });
 
+            it('a database whose pages are corrupt', async () => {
+                const location = freshFile();
+                const store = new SqliteCacheStore({ location });
+                for (let i = 0; i < 20; i++) {
+                    await store.set(`https://example.test/${i}`, cachedResponse({ body: Buffer.alloc(3000, 1) }));
+                }
+
+                store.close();
+                // Everything after the first page (the file header and the schema) overwritten.
+                const size = statSync(location).size;
+                const fd = openSync(location, 'r+');
+                writeSync(fd, Buffer.alloc(size - 4096, 0xab), 0, size - 4096, 4096);
+                closeSync(fd);
+                expect(() => new SqliteCacheStore({ location })).toThrow(
+                    `SqliteCacheStore at ${location} cannot be used: database disk image is malformed`
+                );
+            });
+
             it('a directory that does not exist', () => {
                 const location = join(dir, 'missing', 'cache.db');
                 expect(() => new SqliteCacheStore({ location })).toThrow(
@@ -299,6 +327,18 @@ if (hasNodeSqlite) {
                     );
                 }
 
+                store.close();
+            });
+        });
+
+        describe('an entry it cannot store', () => {
+            it('the call rejects with an HttpError, it does not throw', async () => {
+                const store = new SqliteCacheStore();
+                const stored = store.set('k', { ...cachedResponse(), body: undefined } as never);
+                expect(stored).toBeInstanceOf(Promise);
+                const err = await stored.catch((e: unknown) => e);
+                expect(isHttpError(err, 500)).toBe(true);
+                expect((err as Error).message).toMatch(/^SqliteCacheStore at :memory: failed: /);
                 store.close();
             });
         });

@@ -40,6 +40,16 @@ export function cachedResponse(overrides: Partial<CachedResponse> = {}): CachedR
     };
 }
 
+/** Expects `actual` to be `expected` field for field; bodies compared as bytes (deep equality on a large Buffer is slow). */
+function expectEntries(actual: readonly CachedResponse[], expected: readonly CachedResponse[]): void {
+    const withoutBody = ({ body, ...rest }: CachedResponse) => ({ ...rest, bodyLength: body.length });
+    expect(actual.map(withoutBody)).toStrictEqual(expected.map(withoutBody));
+    for (const [i, entry] of actual.entries()) {
+        expect(Buffer.isBuffer(entry.body)).toBe(true);
+        expect(entry.body.equals(expected[i]!.body)).toBe(true);
+    }
+}
+
 /**
  * Registers the contract suite for one store. `makeStore` gets the bounds of the test; `closeStore`,
  * when given, releases each store made once its test is over.
@@ -260,7 +270,7 @@ export function describeCacheStore(
                 expect(await s.get('https://example.test/big')).toStrictEqual([]);
                 const small = cachedResponse({ body: Buffer.alloc(16 * 1024) });
                 await s.set('https://example.test/small', small);
-                expect(await s.get('https://example.test/small')).toStrictEqual([small]);
+                expectEntries(await s.get('https://example.test/small'), [small]);
             });
 
             it('past maxCount the oldest stored entries are evicted, the newest kept', async () => {
@@ -295,6 +305,26 @@ export function describeCacheStore(
                 expect(kept.reduce((a, b) => a + b)).toBeLessThanOrEqual(3);
                 expect(kept[0]).toBe(0);
                 expect(kept.at(-1)).toBe(1);
+            });
+
+            it('one large entry evicts as many older small ones as it needs, and is kept', async () => {
+                const s = await store({ maxSize: 200_000, maxEntrySize: 150_000 });
+                const keys = Array.from({ length: 150 }, (_, i) => `https://example.test/small/${i}`);
+                for (const key of keys) {
+                    await s.set(key, cachedResponse({ body: Buffer.alloc(1000, 2) }));
+                }
+
+                const large = cachedResponse({ body: Buffer.alloc(120_000, 3) });
+                await s.set('https://example.test/large', large);
+                expectEntries(await s.get('https://example.test/large'), [large]);
+                let kept = 0;
+                for (const key of keys) {
+                    kept += (await s.get(key)).length;
+                }
+
+                expect(kept).toBeLessThanOrEqual(80);
+                expect(await s.get(keys[0]!)).toStrictEqual([]);
+                expect(await s.get(keys.at(-1)!)).toHaveLength(1);
             });
 
             it('stays within maxCount over many distinct keys', async () => {
