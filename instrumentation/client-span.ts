@@ -11,6 +11,7 @@ import {
     serverPort
 } from './attributes.js';
 import type { BodyCount } from './body-size.js';
+import { addCacheOutcome } from './cache-outcome.js';
 import { causeOf, failureErrorType, statusErrorType } from './error-type.js';
 import type { Measured } from './measured.js';
 import {
@@ -111,6 +112,7 @@ export function recordResponse(hop: HopRecord, res: IncomingMessage, captured: C
     span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, res.httpVersion);
     metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
     metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
+    addCacheOutcome(span, metricAttributes, res);
     // No network.peer.*: reading a socket's peer is a system call per connection, too dear here.
     if (captured.names.length > 0) {
         const headers: Attributes = {};

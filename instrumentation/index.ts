@@ -7,6 +7,7 @@
  */
 
 export { ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE } from '../src/static/span-attributes.js';
+export { ATTR_TRACEWIRE_CACHE } from './cache-outcome.js';
 export {
     type ClientEventEmitter,
     type ClientInstrumentation,

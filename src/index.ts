@@ -2,7 +2,14 @@
  * tracewire: an event-first HTTP client (`client`), HTTP error objects (`errors`) and a static-file
  * plugin for hapi (`staticFiles`). OpenTelemetry instrumentation lives in `tracewire/instrumentation`.
  */
-export { client } from './client/index.js';
+export {
+    type CacheStore,
+    client,
+    MemoryCacheStore,
+    type MemoryCacheStoreOptions,
+    SqliteCacheStore,
+    type SqliteCacheStoreOptions
+} from './client/index.js';
 export * as errors from './errors/index.js';
 // From the plugin's own module, not the static entry: that one adds the plugin's typings to
 // `@hapi/hapi` (h.file(), the handlers), which needs hapi; `tracewire/static` carries them.

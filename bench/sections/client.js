@@ -18,6 +18,7 @@ import {
     rotate,
     verdict
 } from '../lib/stats.js';
+import { runCacheRows } from './client-cache.js';
 
 const jsonBody = makeJsonBody(64 * 1024);
 const jsonHeaders = { 'content-type': 'application/json' };
@@ -224,7 +225,14 @@ export async function runClientSection({ quick, baseline, log }) {
             log(`  round ${round}${round === 0 ? ' (warm-up)' : ''} done`);
         }
 
-        return report(samples, working, { rounds: measured, quick });
+        const result = report(samples, working, { rounds: measured, quick });
+        // The cache rows: a fresh hit and a 304 revalidation, beside an uncached call and undici 8's interceptor.
+        const cache = await runCacheRows({ port: origin.port, quick, log });
+        return {
+            ...result,
+            markdown: `${result.markdown}\n\n${cache.markdown}`,
+            failures: result.failures + cache.failures
+        };
     } finally {
         for (const implementation of list) {
             await implementation.close?.();

@@ -3,6 +3,7 @@
 //   GET  /large          1 MiB
 //   POST /json           reads the body, replies with a JSON document of about 1 KiB
 //   GET  /stream?bytes=N streams N bytes (with backpressure) for the memory benchmark
+//   GET  /cached         100 B, fresh for an hour; /revalidated: 100 B, stale at once, 304 to If-None-Match
 import http from 'node:http';
 
 const small = Buffer.alloc(100, 'a');
@@ -49,6 +50,23 @@ const server = http.createServer((req, res) => {
         const body = req.url === '/small' ? small : large;
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length });
         return res.end(body);
+    }
+
+    // The cache rows of the client section: fresh for an hour, or stale at once and revalidated with a 304.
+    if (req.url === '/cached' || req.url === '/revalidated') {
+        const fresh = req.url === '/cached';
+        if (!fresh && req.headers['if-none-match'] === '"v1"') {
+            res.writeHead(304, { etag: '"v1"', 'cache-control': 'max-age=0' });
+            return res.end();
+        }
+
+        res.writeHead(200, {
+            'content-type': 'text/plain',
+            'content-length': small.length,
+            etag: '"v1"',
+            'cache-control': fresh ? 'max-age=3600' : 'max-age=0'
+        });
+        return res.end(small);
     }
 
     if (req.url.startsWith('/stream?bytes=')) {

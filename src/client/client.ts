@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { EventEmitter } from 'eventemitter3';
 import { assertAgents, createAgents } from './agents.js';
+import { ownCache } from './cache/settings.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { ReadForHelper } from './helper-read.js';
 import { assertDefaults, copyHeaders, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
@@ -58,6 +59,10 @@ export class Client implements ClientContext {
         const merged: StoredDefaults = { ...parent, ...rest, headers: copyHeaders(parent?.headers, rest.headers) };
         if (parent?.timeouts !== undefined && rest.timeouts !== undefined) {
             merged.timeouts = mergePhaseTimeouts(parent.timeouts, rest.timeouts);
+        }
+
+        if (rest.cache !== undefined) {
+            merged.cache = ownCache(rest.cache);
         }
 
         // Derived clients share the parent's emitter, so instrumenting a root client covers them all.

@@ -169,6 +169,16 @@ export class HopClock {
         res.on('close', onBodyClose);
     }
 
+    /**
+     * A response made in place of the one the hop got (the cache's answer after a 304 or a 5xx): it
+     * carries the hop's record, and the end of its body is the hop's `end`.
+     */
+    carriedBy(res: IncomingMessage): void {
+        (res as TimedResponse).timings = this.timings;
+        res.on('end', onBodyEnd);
+        res.on('close', onBodyClose);
+    }
+
     /** The hop ended (before it is reported): with `err` when it failed, of an abort or of an error. */
     hopEnded(err: { data?: unknown } | undefined): void {
         this.guard?.stop();

@@ -9,7 +9,7 @@ import { toNodeOptions } from './node-options.js';
 import { isStream, type PreparedPayload, preparePayload } from './payload.js';
 import type { PayloadReplay } from './payload-replay.js';
 import { PhaseGuard, type PhaseGuardOwner } from './phase-timeouts.js';
-import { announceHop, announceRequest, type Pipeline, reportHop } from './pipeline.js';
+import { announceHop, announceRequest, type Pipeline, reportHop, requestUriOf } from './pipeline.js';
 import { trackUpload, type UploadOwner } from './progress.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError, routeThroughProxy, usesProxy, watchProxy } from './proxy.js';
 import { bytesSinceRelease, governSocketRelease, retireIdlePeers } from './socket-release.js';
@@ -29,12 +29,20 @@ export interface HopOwner {
     /** The hop's request exists, its listeners on: the first one is the promise's `req`. */
     requestCreated(req: ClientRequest, options: EffectiveOptions): void;
     /** The hop got a response, reported: follow it, retry it or finish with it. */
-    hopResponded(hop: Hop, res: IncomingMessage): void;
+    hopResponded(hop: AnsweredHop, res: IncomingMessage): void;
+    /**
+     * Optional: the response headers arrived, before the hop reports them: the owner may add fields
+     * for the listeners to see (the cache layer its Cache-Status). Must not throw.
+     */
+    responseArrived?(hop: Hop, res: IncomingMessage): void;
     /** The hop's request failed before a response: retry or fail. */
     hopFailed(hop: Hop, err: HttpError): void;
     /** The request fails with `err`, nothing more to try. */
     fail(err: HttpError): void;
 }
+
+/** What the flow needs of a hop that got its response: a hop on the wire, or one the cache answered (cache/layer.ts). */
+export type AnsweredHop = Pick<Hop, 'method' | 'options' | 'destination'>;
 
 // The hop rides on its ClientRequest so the listeners below can be shared functions rather than
 // closures made for every request.
@@ -92,13 +100,7 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
                 destination = target instanceof URL ? destinationOf(target) : target;
             } else {
                 this.start = Date.now();
-                const uri = (target instanceof URL ? target : new URL(target.href)) as RequestUri;
-                uri.method = method;
-                uri.headers = headers;
-                uri.redirectCount = this.owner.redirectCount;
-                uri.retryCount = this.owner.retryCount;
-                uri.staleResends = this.owner.staleResends;
-                uri.resendReason = this.resendReason;
+                const uri = requestUriOf(target, method, headers, this.owner, this.resendReason);
                 this.uri = uri;
                 const givenPayload = options.payload;
                 announceHop(pipeline, uri, options);
@@ -264,6 +266,7 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
             return;
         }
 
+        this.owner.responseArrived?.(this, res);
         this.end(undefined, res);
     }
 

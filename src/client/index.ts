@@ -6,6 +6,10 @@ import { Client } from './client.js';
 
 export const client: Client = new Client();
 
+export { MemoryCacheStore, type MemoryCacheStoreOptions } from './cache/memory-store.js';
+export type { CacheOptions } from './cache/settings.js';
+export { SqliteCacheStore, type SqliteCacheStoreOptions } from './cache/sqlite-store.js';
+export type { CachedResponse, CacheStore } from './cache/store.js';
 export type { CacheControl } from './cache-control.js';
 export {
     CLIENT_CHANNELS,

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { isToken } from '../common/http-token.js';
 import type { HttpError } from '../errors/index.js';
+import { cacheProblem } from './cache/settings.js';
 import { invalidOption } from './errors.js';
 import { isCount } from './option-values.js';
 import { mergePhaseTimeouts, phaseTimeoutsProblem } from './phase-timeouts.js';
@@ -97,6 +98,8 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return retryProblem(value);
         case 'timeouts':
             return phaseTimeoutsProblem(value);
+        case 'cache':
+            return cacheProblem(value);
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':

@@ -28,6 +28,31 @@ export function observedPipeline(events: EventEmitter<ClientEvents> | undefined)
     return withChannels(listened ? events : undefined);
 }
 
+/** What a hop tells its listeners about the request it belongs to (`RequestUri`). */
+export interface HopCounts {
+    readonly redirectCount: number;
+    readonly retryCount: number;
+    readonly staleResends: number;
+}
+
+/** The `uri` of a hop's events: a new URL object per hop, carrying the method, headers and counts. */
+export function requestUriOf(
+    target: URL | { readonly href: string },
+    method: string,
+    headers: RequestUri['headers'],
+    counts: HopCounts,
+    resendReason: RequestUri['resendReason']
+): RequestUri {
+    const uri = (target instanceof URL ? target : new URL(target.href)) as RequestUri;
+    uri.method = method;
+    uri.headers = headers;
+    uri.redirectCount = counts.redirectCount;
+    uri.retryCount = counts.retryCount;
+    uri.staleResends = counts.staleResends;
+    uri.resendReason = resendReason;
+    return uri;
+}
+
 /** `preRequest`: listeners may change the uri and the options; a throwing listener throws here. */
 export function announceHop(pipeline: Pipeline, uri: RequestUri, options: EffectiveOptions): void {
     pipeline.emit('preRequest', uri, options);

@@ -2,11 +2,13 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../errors/index.js';
 import { isHttpError } from '../errors/index.js';
+import { type CachedFlow, CacheLayer } from './cache/layer.js';
+import { cacheSettingsOf } from './cache/settings.js';
 import { acceptEncodingOffer } from './content-decoding.js';
 import { CallDeadline, type DeadlineLeft, type DeadlineOwner } from './deadline.js';
 import { cachedDestination, type Destination, resolveUri } from './destination.js';
 import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
-import { Hop, type HopOwner } from './hop.js';
+import { type AnsweredHop, Hop } from './hop.js';
 import {
     checkHeaders,
     checkOptions,
@@ -69,7 +71,7 @@ export const resolveResponse: Finisher = {
  * promise exactly once. It owns what spans hops: the signal, the `timeout` timer, the `deadline`, the
  * stream payload's replay, the redirect trace, the retry count and the stale-connection re-sends.
  */
-export class RequestFlow implements HopOwner, DeadlineOwner {
+export class RequestFlow implements CachedFlow, DeadlineOwner {
     readonly promise: RequestPromise;
     readonly agents: Agents;
     firstReq: ClientRequest | undefined;
@@ -79,7 +81,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
 
     private resolve!: (value: unknown) => void;
     private reject!: (err: HttpError) => void;
-    private settled = false;
+    private isSettled = false;
     private signal: AbortSignal | undefined;
     // The pipeline this request reports to: the client's emitter, when it had listeners as the request began.
     private pipeline: Pipeline | undefined;
@@ -98,6 +100,15 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     private trace: RedirectHop[] | undefined;
     // With the `deadline` option: the bound on the whole call.
     private deadline: CallDeadline | undefined;
+    // With the `cache` option: the layer every hop goes through (cache/layer.ts).
+    private cache: CacheLayer | undefined;
+    // A redirect's `redirected` callback, due once the next hop's request exists.
+    private redirectedDue: (() => void) | undefined;
+
+    /** True once the promise has settled (the cache layer checks before acting on a late store answer). */
+    get settled(): boolean {
+        return this.isSettled;
+    }
 
     constructor(
         private readonly context: ClientContext,
@@ -173,6 +184,10 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
         }
 
         this.retry = retryPolicy(merged.retry);
+        if (merged.cache !== undefined && merged.cache !== false) {
+            this.cache = new CacheLayer(this, cacheSettingsOf(merged.cache), this.pipeline);
+        }
+
         this.startHop(normalizedMethod as string, target, merged);
     }
 
@@ -181,11 +196,24 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
         target: URL | Destination,
         options: EffectiveOptions,
         resendReason?: ResendReason
-    ): Hop {
-        const hop = new Hop(this, method, options, this.pipeline, resendReason);
+    ): void {
+        if (this.cache === undefined) {
+            this.sendHop(new Hop(this, method, options, this.pipeline, resendReason), target);
+        } else {
+            // The cache answers the hop, or sends it (through sendHop) once it has looked.
+            this.cache.start(method, target, options, resendReason);
+        }
+    }
+
+    /** Sends a hop: this flow's own, or one its cache layer made. */
+    sendHop(hop: Hop, target: URL | Destination): void {
         this.hop = hop;
         hop.send(target);
-        return hop;
+        const redirectedDue = this.redirectedDue;
+        if (redirectedDue !== undefined && hop.req !== undefined) {
+            this.redirectedDue = undefined;
+            redirectedDue();
+        }
     }
 
     // The hop's side (HopOwner).
@@ -226,7 +254,9 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
         }
     }
 
-    hopResponded(hop: Hop, res: IncomingMessage): void {
+    hopResponded(hop: AnsweredHop, res: IncomingMessage): void {
+        // A redirect answered from the cache has no request to tell `redirected` about.
+        this.redirectedDue = undefined;
         const options = hop.options;
         const statusCode = res.statusCode as number;
         if (this.retry !== undefined && this.retryResponse(this.retry, hop, res)) {
@@ -291,7 +321,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     }
 
     fail(err: HttpError): void {
-        if (this.settled) {
+        if (this.isSettled) {
             return;
         }
 
@@ -342,7 +372,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     ): void {
         let called = false;
         const proceed = (err?: Error) => {
-            if (called || this.settled) {
+            if (called || this.isSettled) {
                 return;
             }
 
@@ -374,16 +404,22 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
         }
 
         this.redirectCount++;
-        const hop = this.startHop(method, target, next);
-        if (this.settled || next.redirected === undefined) {
-            return;
-        }
+        const redirected = next.redirected;
+        this.redirectedDue =
+            redirected === undefined
+                ? undefined
+                : () => {
+                      if (this.isSettled) {
+                          return;
+                      }
 
-        try {
-            next.redirected(statusCode, target.href, hop.req!);
-        } catch (err) {
-            this.interrupt(clientFailure('The redirected callback threw', err));
-        }
+                      try {
+                          redirected(statusCode, target.href, this.hop!.req!);
+                      } catch (err) {
+                          this.interrupt(clientFailure('The redirected callback threw', err));
+                      }
+                  };
+        this.startHop(method, target, next);
     }
 
     // Stale connections.
@@ -409,7 +445,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
 
         hop.retireIdlePeers();
         const reason = staleResendReason(failed);
-        if (reason === undefined || this.settled) {
+        if (reason === undefined || this.isSettled) {
             return false;
         }
 
@@ -421,7 +457,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
 
     /** The re-send of a stale connection's hop, unless the request was settled (aborted) meanwhile. */
     resendNow(hop: Hop, reason: ResendReason): void {
-        if (!this.settled) {
+        if (!this.isSettled) {
             this.startHop(hop.method, hop.destination, hop.options, reason);
         }
     }
@@ -429,9 +465,9 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     // Retries.
 
     /** True when one more attempt of `hop` is allowed: retries left, method, payload. */
-    private canRetry(retry: RetryPolicy, hop: Hop): boolean {
+    private canRetry(retry: RetryPolicy, hop: AnsweredHop): boolean {
         return (
-            !this.settled &&
+            !this.isSettled &&
             this.retryCount < retry.limit &&
             retry.methods.has(hop.method) &&
             (!isStream(hop.options.payload) || this.replay?.replayProblem() === undefined)
@@ -439,7 +475,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     }
 
     /** Retries the hop when its status asks for it (and Retry-After allows); true when it will be. */
-    private retryResponse(retry: RetryPolicy, hop: Hop, res: IncomingMessage): boolean {
+    private retryResponse(retry: RetryPolicy, hop: AnsweredHop, res: IncomingMessage): boolean {
         if (!retry.statusCodes.has(res.statusCode as number) || !this.canRetry(retry, hop)) {
             return false;
         }
@@ -464,7 +500,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
      * Waits, then runs `hop` again as a new hop. No timer runs during the wait: the next attempt arms
      * the `timeout` anew. An abort during the wait fails the request at once (no hop is under way).
      */
-    private scheduleRetry(hop: Hop, delay: number): void {
+    private scheduleRetry(hop: AnsweredHop, delay: number): void {
         this.retryCount++;
         clearTimeout(this.timer);
         this.timer = undefined;
@@ -472,7 +508,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     }
 
     /** The wait is over: the next attempt, to the same URL, with the method and options the last one had. */
-    retryNow(hop: Hop): void {
+    retryNow(hop: AnsweredHop): void {
         this.retryTimer = undefined;
         this.startHop(hop.method, hop.destination, hop.options);
     }
@@ -491,7 +527,7 @@ export class RequestFlow implements HopOwner, DeadlineOwner {
     }
 
     private settle(): void {
-        this.settled = true;
+        this.isSettled = true;
         clearTimeout(this.timer);
         clearTimeout(this.retryTimer);
         this.deadline?.stop();
@@ -513,7 +549,7 @@ function onResendDue(flow: RequestFlow, hop: Hop, reason: ResendReason): void {
     flow.resendNow(hop, reason);
 }
 
-function onRetryDue(flow: RequestFlow, hop: Hop): void {
+function onRetryDue(flow: RequestFlow, hop: AnsweredHop): void {
     flow.retryNow(hop);
 }
 

@@ -3,6 +3,7 @@ import type { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { HttpError } from '../errors/index.js';
+import type { CacheOptions } from './cache/settings.js';
 import type { PhaseTimeouts, Timings } from './timings.js';
 
 /** Request header name to value, as given by the caller. Names are sent lower-cased; a null or undefined value is no header. */
@@ -104,6 +105,12 @@ export interface RequestOptions {
      * body again, and its progress starts again from 0.
      */
     onUploadProgress?: ProgressCallback | null | undefined;
+    /**
+     * The HTTP cache (README "Cache"): `true` for a private cache in memory, an object to choose the
+     * store, shared-cache semantics or the methods cached, `false` (the default) for none. Given to
+     * `defaults()`, the new client keeps its own store; per request, `false` bypasses the client's cache.
+     */
+    cache?: boolean | CacheOptions | null | undefined;
 }
 
 /**
@@ -274,7 +281,10 @@ export interface ClientEvents {
 /** A response of the client: `res.timings` is its hop's record (README "Timings"). */
 export type TimedResponse = IncomingMessage & { timings: Timings };
 
-/** A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected). */
+/**
+ * A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected,
+ * and on a client with a cache, which looks the store up before any request exists).
+ */
 export type RequestPromise = Promise<TimedResponse> & { req: ClientRequest | undefined };
 
 /** Result of the per-method helpers. */

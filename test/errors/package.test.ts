@@ -10,7 +10,13 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('the errors namespace of the root package', () => {
     it('is the errors named export of the root entry', () => {
-        expect(Object.keys(root).sort()).toStrictEqual(['client', 'errors', 'staticFiles']);
+        expect(Object.keys(root).sort()).toStrictEqual([
+            'MemoryCacheStore',
+            'SqliteCacheStore',
+            'client',
+            'errors',
+            'staticFiles'
+        ]);
         expect(typeof errors.notFound).toBe('function');
         expect(typeof errors.HttpError).toBe('function');
         expect(typeof errors.isHttpError).toBe('function');
@@ -32,7 +38,7 @@ describe('the errors namespace of the root package', () => {
             }
         }, 120_000);
 
-        it('loads and exports exactly client, errors, staticFiles', async () => {
+        it('loads and exports exactly MemoryCacheStore, SqliteCacheStore, client, errors, staticFiles', async () => {
             const script = `
                 const tracewire = require('tracewire');
                 const { errors } = tracewire;
@@ -44,7 +50,7 @@ describe('the errors namespace of the root package', () => {
                 }));`;
             const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: repo });
             expect(JSON.parse(stdout)).toStrictEqual({
-                keys: ['client', 'errors', 'staticFiles'],
+                keys: ['MemoryCacheStore', 'SqliteCacheStore', 'client', 'errors', 'staticFiles'],
                 status: 404,
                 isHttpError: true
             });

@@ -16,6 +16,11 @@ export interface CacheStore {
     set(key: string, entry: CachedResponse): Promise<void>;
     /** Drops every variant stored for `key` (an unsafe method invalidated it). */
     delete(key: string): Promise<void>;
+    /**
+     * Optional: the largest body the store would keep, in bytes. The cache stops copying a response
+     * body beyond it instead of holding a copy the store would decline (default 16 MiB).
+     */
+    readonly maxEntrySize?: number;
 }
 
 /** One stored response, with what the cache needs to judge its freshness and its variant. */

@@ -1,0 +1,95 @@
+/**
+ * The RFC 9211 `Cache-Status` member the client adds to every response of a cached call (README
+ * "Cache"), and how the call was answered, in one word, for the events and the instrumentation.
+ */
+
+/** How a cached client answered a call: the `tracewire.cache` span attribute. */
+export type CacheOutcome =
+    /** From the cache, fresh (or stale as the request or RFC 5861 allowed). */
+    | 'hit'
+    /** Nothing usable was stored: sent to the origin. */
+    | 'miss'
+    /** A stored response was validated with the origin (304 or a new response). */
+    | 'revalidated'
+    /** The request's directives (`no-cache`, `max-age`, `min-fresh`) sent it to the origin, or it is a retry. */
+    | 'request'
+    /** The method is not cached (or the call bypasses the cache: a range, a precondition). */
+    | 'bypass'
+    /** `only-if-cached` and nothing usable stored: a 504 made by the cache. */
+    | 'only-if-cached';
+
+/** One Cache-Status member's parameters (RFC 9211 2). */
+export interface CacheStatusFacts {
+    outcome: CacheOutcome;
+    /** The response was stored (or its stored copy updated). */
+    stored: boolean;
+    /** Seconds of freshness left, negative when stale. */
+    ttl: number | undefined;
+    /** The status the origin answered a forwarded request with. */
+    forwardStatus: number | undefined;
+    /** Why a stale response was served (`stale-while-revalidate`, `stale-if-error`, `max-stale`). */
+    detail: string | undefined;
+}
+
+const forwardReasons: Record<CacheOutcome, string | undefined> = {
+    hit: undefined,
+    miss: 'miss',
+    revalidated: 'stale',
+    request: 'request',
+    bypass: 'bypass',
+    'only-if-cached': 'miss'
+};
+
+/** The `tracewire` member of Cache-Status, e.g. `tracewire; fwd=miss; fwd-status=200; stored; ttl=60`. */
+export function cacheStatusMember(facts: CacheStatusFacts): string {
+    const forward = forwardReasons[facts.outcome];
+    let member = forward === undefined ? 'tracewire; hit' : `tracewire; fwd=${forward}`;
+    if (facts.forwardStatus !== undefined) {
+        member += `; fwd-status=${facts.forwardStatus}`;
+    }
+
+    if (facts.stored) {
+        member += '; stored';
+    }
+
+    if (facts.ttl !== undefined) {
+        member += `; ttl=${Math.round(facts.ttl)}`;
+    }
+
+    const detail = facts.detail ?? (facts.outcome === 'only-if-cached' ? 'only-if-cached' : undefined);
+    if (detail !== undefined) {
+        member += `; detail=${detail}`;
+    }
+
+    return member;
+}
+
+/** The outcome recorded in a Cache-Status field by this client, or undefined when it has no `tracewire` member. */
+export function cacheOutcomeOf(field: string | readonly string[] | undefined): CacheOutcome | undefined {
+    if (field === undefined) {
+        return undefined;
+    }
+
+    const members = (typeof field === 'string' ? field : field.join(',')).split(',');
+    const member = members[members.length - 1]!.trim();
+    if (!member.startsWith('tracewire;')) {
+        return undefined;
+    }
+
+    if (/;\s*detail=only-if-cached\b/.test(member)) {
+        return 'only-if-cached';
+    }
+
+    if (/;\s*hit\b/.test(member)) {
+        return 'hit';
+    }
+
+    const forward = /;\s*fwd=([a-z-]+)/.exec(member)?.[1];
+    for (const outcome of Object.keys(forwardReasons) as CacheOutcome[]) {
+        if (forwardReasons[outcome] === forward && outcome !== 'only-if-cached') {
+            return outcome;
+        }
+    }
+
+    return undefined;
+}

@@ -1,0 +1,499 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { HttpError } from '../../errors/index.js';
+import { type Destination, destinationOf } from '../destination.js';
+import { clientFailure } from '../errors.js';
+import { type AnsweredHop, Hop, type HopOwner } from '../hop.js';
+import { HopClock } from '../hop-timings.js';
+import type { PreparedPayload } from '../payload.js';
+import type { PayloadReplay } from '../payload-replay.js';
+import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline.js';
+import type { EffectiveOptions, ResendReason, TimedResponse } from '../types.js';
+import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember } from './cache-status.js';
+import type { CacheDirectives } from './directives.js';
+import { hopByHopFields, withoutFields } from './fields.js';
+import { currentAge } from './freshness.js';
+import { GuardedStore } from './guarded-store.js';
+import { parseHttpDate } from './http-date.js';
+import {
+    bypassesCache,
+    invalidatedUrls,
+    isStorable,
+    type Judgement,
+    judge,
+    requestDirectives,
+    responseDirectives,
+    servesStaleOnError,
+    usefulUntil
+} from './policy.js';
+import { addCacheStatus, copyBody, gatewayTimeout, responseFrom } from './response.js';
+import { revalidateInBackground } from './revalidation.js';
+import type { CacheSettings } from './settings.js';
+import type { CachedResponse } from './store.js';
+import { conditionalFields, matches304, satisfiesCallerCondition, updatedBy304 } from './validators.js';
+import { varyMatches, varyNames, varyValues } from './vary.js';
+
+/** What the cache layer needs of the request flow it sits in front of (request-flow.ts). */
+export interface CachedFlow extends HopOwner {
+    readonly settled: boolean;
+    /** Sends a hop the layer made (the layer owns it: its outcome comes back here first). */
+    sendHop(hop: Hop, target: URL | Destination): void;
+    hopResponded(hop: AnsweredHop, res: IncomingMessage): void;
+}
+
+/** One hop's dealings with the cache: what was asked, what was stored, what was decided. */
+interface CacheCall {
+    readonly method: string;
+    readonly target: URL | Destination;
+    /** The hop's options as the flow gave them (without the validators the layer adds). */
+    readonly options: EffectiveOptions;
+    readonly resendReason: ResendReason | undefined;
+    readonly key: string;
+    readonly directives: CacheDirectives;
+    outcome: CacheOutcome;
+    /** The stored response judged for this call, and the judgement. */
+    entry: CachedResponse | undefined;
+    judgement: Judgement | undefined;
+    /** The layer sent the stored validators: a 304 updates `entry`. */
+    validating: boolean;
+    requestTime: number;
+    /** What the origin's response means for the cache, decided as its headers arrive. */
+    answer: WireAnswer | undefined;
+}
+
+/** What the cache makes of a response from the origin. */
+type WireAnswer =
+    /** A 304 that updated the stored response: the caller gets that. */
+    | { kind: 'updated'; entry: CachedResponse; stores: boolean; cacheStatus: string }
+    /** A 5xx a stale response replaces (stale-if-error). */
+    | { kind: 'stale-if-error'; entry: CachedResponse; cacheStatus: string }
+    /** A response to store once its body has been read. */
+    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives }
+    /** A response passed on as it came. */
+    | { kind: 'pass' };
+
+const passOn: WireAnswer = { kind: 'pass' };
+
+/** The store key of a URL: GET and HEAD share one (a HEAD is answered from a stored GET), other methods have their own. */
+export function cacheKey(method: string, href: string, socketPath: string | undefined): string {
+    const hash = href.indexOf('#');
+    const url = hash === -1 ? href : href.slice(0, hash);
+    const where = socketPath === undefined ? url : `unix:${socketPath} ${url}`;
+    return method === 'GET' || method === 'HEAD' ? where : `${method} ${where}`;
+}
+
+/**
+ * The HTTP cache in front of one request's flow (README "Cache"): each hop the flow starts comes
+ * here first and is answered from the store, sent with the stored validators, or sent as it is; what
+ * comes back is stored, merged into the stored response (a 304) or replaced by a stale one (RFC
+ * 5861). The layer owns the hops it sends and hands their outcome on to the flow, with its
+ * Cache-Status; the hop and the flow know nothing of the RFC 9111 rules (policy.ts).
+ */
+export class CacheLayer implements HopOwner {
+    private readonly store: GuardedStore;
+    // The hop under way (a flow runs one at a time), and a count that makes a lookup outrun by the next one moot.
+    private call: CacheCall | undefined;
+    private lookups = 0;
+    // The flow's retry count at the last hop: a hop that raised it is a retry.
+    private retries = 0;
+    // The option copies made to carry validators, back to the options the flow gave.
+    private readonly originals = new WeakMap<EffectiveOptions, EffectiveOptions>();
+
+    constructor(
+        private readonly flow: CachedFlow,
+        private readonly settings: CacheSettings,
+        private readonly pipeline: Pipeline | undefined
+    ) {
+        this.store = guardedStoreOf(settings);
+    }
+
+    /** The flow starts a hop: look it up, then answer it or send it. */
+    start(method: string, target: URL | Destination, given: EffectiveOptions, resendReason?: ResendReason): void {
+        const options = this.originals.get(given) ?? given;
+        const headers = options.headers;
+        const call: CacheCall = {
+            method,
+            target,
+            options,
+            resendReason,
+            key: cacheKey(method, target.href, options.socketPath),
+            directives: requestDirectives(headers),
+            outcome: 'bypass',
+            entry: undefined,
+            judgement: undefined,
+            validating: false,
+            requestTime: 0,
+            answer: undefined
+        };
+        this.call = call;
+        const lookup = ++this.lookups;
+        if (!this.settings.methods.has(method) || bypassesCache(headers)) {
+            this.forward(call, undefined);
+            return;
+        }
+
+        const retry = this.flow.retryCount > this.retries;
+        this.retries = this.flow.retryCount;
+        if (retry) {
+            // A retry asks the origin again: answering it with the stored response it retries would only repeat it.
+            call.outcome = 'request';
+            this.forward(call, undefined);
+            return;
+        }
+
+        this.store.get(call.key).then((entries) => {
+            if (lookup === this.lookups && !this.flow.settled) {
+                this.guard(() => this.decide(call, entries));
+            }
+        });
+    }
+
+    /** A stored response answers, or the request goes to the origin (with validators when one can be validated). */
+    private decide(call: CacheCall, entries: readonly CachedResponse[]): void {
+        const now = Date.now();
+        const headers = call.options.headers;
+        const entry = entries.find(
+            (stored) =>
+                (stored.method === call.method || (call.method === 'HEAD' && stored.method === 'GET')) &&
+                varyMatches(stored.vary, headers)
+        );
+        if (entry === undefined) {
+            call.outcome = 'miss';
+            if (call.directives.onlyIfCached) {
+                this.answer(call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
+            } else {
+                this.forward(call, undefined);
+            }
+
+            return;
+        }
+
+        const judgement = judge(entry, call.directives, this.settings.shared, now);
+        call.entry = entry;
+        call.judgement = judgement;
+        const ifNoneMatch = header(headers['if-none-match']);
+        const ifModifiedSince = header(headers['if-modified-since']);
+        const callerConditional = ifNoneMatch !== undefined || ifModifiedSince !== undefined;
+        if (judgement.suitability !== 'validate') {
+            const detail =
+                judgement.suitability === 'fresh'
+                    ? undefined
+                    : judgement.suitability === 'stale-allowed'
+                      ? 'max-stale'
+                      : 'stale-while-revalidate';
+            if (judgement.suitability === 'stale-while-revalidate') {
+                revalidateInBackground(this.flow, this.pipeline, this.store, this.settings, call, entry);
+            }
+
+            const status = member({ outcome: 'hit', ttl: judgement.ttl, detail });
+            const notModified =
+                callerConditional && satisfiesCallerCondition(entry, ifNoneMatch, ifModifiedSince, parseHttpDate);
+            const age = currentAge(entry, now);
+            this.answer(call, responseFrom(entry, call.method, age, status, notModified ? 304 : entry.statusCode));
+            return;
+        }
+
+        if (call.directives.onlyIfCached) {
+            this.answer(call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
+            return;
+        }
+
+        call.outcome = judgement.byRequest ? 'request' : 'revalidated';
+        // The caller's own precondition goes as it is: its 304 is for the caller.
+        this.forward(call, callerConditional ? undefined : conditionalFields(entry));
+    }
+
+    /** Sends the call's request as a hop the layer owns, with `validators` added when given. */
+    private forward(call: CacheCall, validators: Record<string, string> | undefined): void {
+        let options = call.options;
+        if (validators !== undefined && Object.keys(validators).length > 0) {
+            options = { ...options, headers: { ...options.headers, ...validators } };
+            this.originals.set(options, call.options);
+            call.validating = true;
+        }
+
+        call.requestTime = Date.now();
+        this.flow.sendHop(new Hop(this, call.method, options, this.pipeline, call.resendReason), call.target);
+    }
+
+    /** An answer made without a hop on the wire: reported on the pipeline like one (README "The event pipeline"). */
+    private answer(call: CacheCall, res: IncomingMessage): void {
+        const answered: AnsweredHop = {
+            method: call.method,
+            options: call.options,
+            destination: call.target instanceof URL ? destinationOf(call.target) : call.target
+        };
+        // No connection and no wire phases: the record has its start, its response and, once read, its end.
+        const clock = new HopClock();
+        const pipeline = this.pipeline;
+        if (pipeline !== undefined) {
+            const start = Date.now();
+            const uri = requestUriOf(call.target, call.method, call.options.headers, this.flow, call.resendReason);
+            try {
+                announceHop(pipeline, uri, call.options);
+            } catch (err) {
+                res.destroy();
+                const failure = clientFailure(`A preRequest event listener threw: ${(err as Error).message}`, err);
+                clock.hopEnded(failure);
+                this.flow.fail(
+                    reportHop(pipeline, failure, undefined, undefined, start, uri, clock.timings) ?? failure
+                );
+                return;
+            }
+
+            if (this.flow.settled) {
+                // A listener aborted the signal.
+                res.destroy();
+                return;
+            }
+
+            clock.responded(res);
+            clock.hopEnded(undefined);
+            const failure = reportHop(pipeline, undefined, undefined, res as TimedResponse, start, uri, clock.timings);
+            if (failure !== undefined) {
+                res.destroy();
+                this.flow.fail(failure);
+                return;
+            }
+        } else {
+            clock.responded(res);
+            clock.hopEnded(undefined);
+        }
+
+        this.flow.hopResponded(answered, res);
+    }
+
+    // The side of the hops the layer sends (HopOwner): all but their outcome is the flow's.
+
+    get agents() {
+        return this.flow.agents;
+    }
+
+    get redirectCount(): number {
+        return this.flow.redirectCount;
+    }
+
+    get retryCount(): number {
+        return this.flow.retryCount;
+    }
+
+    get staleResends(): number {
+        return this.flow.staleResends;
+    }
+
+    streamFor(payload: PreparedPayload, options: EffectiveOptions): PayloadReplay | HttpError | undefined {
+        return this.flow.streamFor(payload, options);
+    }
+
+    requestCreated(req: ClientRequest, options: EffectiveOptions): void {
+        this.flow.requestCreated(req, options);
+    }
+
+    fail(err: HttpError): void {
+        this.flow.fail(err);
+    }
+
+    hopFailed(hop: Hop, err: HttpError): void {
+        const call = this.call;
+        this.dropValidators(hop, call);
+        // A network failure or a timeout (not the caller's abort) may be answered by a stale response (RFC 5861 4).
+        const networkFailure = err.output.statusCode === 502 || err.output.statusCode === 504;
+        if (
+            networkFailure &&
+            call?.entry !== undefined &&
+            call.judgement !== undefined &&
+            servesStaleOnError(call.judgement, call.directives, undefined)
+        ) {
+            this.serveStaleOnError(hop, call, call.entry, call.judgement);
+            return;
+        }
+
+        this.flow.hopFailed(hop, err);
+    }
+
+    /** The origin's response headers arrived: decide what the cache makes of them, and say so in Cache-Status before the hop reports it. */
+    responseArrived(hop: Hop, res: IncomingMessage): void {
+        const call = this.call;
+        if (call !== undefined) {
+            try {
+                call.answer = this.judgeResponse(call, hop, res);
+            } catch {
+                // A response the rules could not read is passed on as it came.
+                call.answer = passOn;
+            }
+        }
+    }
+
+    hopResponded(hop: Hop, res: IncomingMessage): void {
+        const call = this.call!;
+        this.dropValidators(hop, call);
+        const answer = call.answer ?? passOn;
+        call.answer = undefined;
+        const invalidated = invalidatedUrls(
+            hop.method,
+            new URL(hop.destination.href),
+            res.statusCode as number,
+            res.rawHeaders
+        );
+        if (invalidated.length === 0) {
+            this.guard(() => this.responded(call, hop, res, answer));
+            return;
+        }
+
+        // The caller's next request must not find what this one changed: the invalidation ends first.
+        const socketPath = call.options.socketPath;
+        const deletions = invalidated.map((url) => this.store.delete(cacheKey('GET', url.href, socketPath)));
+        Promise.all(deletions).then(() => {
+            if (this.flow.settled) {
+                res.destroy();
+            } else {
+                this.guard(() => this.responded(call, hop, res, answer));
+            }
+        });
+    }
+
+    /** What the origin's response means for the cache (RFC 9111 3, 4.3.4; RFC 5861 4), with its Cache-Status added. */
+    private judgeResponse(call: CacheCall, hop: Hop, res: IncomingMessage): WireAnswer {
+        const responseTime = Date.now();
+        const status = res.statusCode as number;
+        const entry = call.entry;
+        const shared = this.settings.shared;
+        if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
+            const updated = updatedBy304(entry, res.rawHeaders, call.requestTime, responseTime);
+            const directives = responseDirectives(updated.rawHeaders);
+            const stores = !call.directives.noStore && !directives.noStore;
+            const ttl = judge(updated, noDirectives, shared, responseTime).ttl;
+            const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl });
+            addCacheStatus(res, status304);
+            const kept = { ...updated, deleteAt: usefulUntil(updated, directives, shared, responseTime) };
+            return { kind: 'updated', entry: kept, stores, cacheStatus: status304 };
+        }
+
+        if (
+            status >= 500 &&
+            entry !== undefined &&
+            call.judgement !== undefined &&
+            servesStaleOnError(call.judgement, call.directives, status)
+        ) {
+            const stale = member({ outcome: 'hit', ttl: call.judgement.ttl, detail: 'stale-if-error' });
+            addCacheStatus(res, stale);
+            return { kind: 'stale-if-error', entry, cacheStatus: stale };
+        }
+
+        const directives = responseDirectives(res.rawHeaders);
+        const request = { headers: hop.options.headers, directives: call.directives };
+        const stores =
+            call.outcome !== 'bypass' &&
+            call.method !== 'HEAD' &&
+            isStorable(request, status, res.rawHeaders, directives, shared);
+        if (!stores) {
+            addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status }));
+            return passOn;
+        }
+
+        // Taken before the Cache-Status is added: the store keeps the response as the origin sent it.
+        const entryHead: CachedResponse = {
+            method: call.method,
+            statusCode: status,
+            statusMessage: res.statusMessage ?? '',
+            rawHeaders: withoutFields(res.rawHeaders, hopByHopFields(res.rawHeaders)),
+            vary: varyValues(varyNames(res.rawHeaders), hop.options.headers),
+            body: emptyBody,
+            requestTime: call.requestTime,
+            responseTime,
+            deleteAt: 0
+        };
+        const ttl = judge(entryHead, noDirectives, shared, responseTime).ttl;
+        addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl }));
+        return { kind: 'keep', entry: entryHead, directives };
+    }
+
+    /** Hands the flow the response the call ends with, storing what is to be stored. */
+    private responded(call: CacheCall, hop: Hop, res: IncomingMessage, answer: WireAnswer): void {
+        switch (answer.kind) {
+            case 'updated':
+                res.resume();
+                if (answer.stores) {
+                    void this.store.set(call.key, answer.entry);
+                }
+
+                this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
+                return;
+            case 'stale-if-error':
+                res.resume();
+                this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
+                return;
+            case 'keep': {
+                const { entry, directives } = answer;
+                const shared = this.settings.shared;
+                copyBody(res, this.store.entryLimit, (body) => {
+                    const complete = { ...entry, body };
+                    complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
+                    void this.store.set(call.key, complete);
+                });
+                break;
+            }
+        }
+
+        this.flow.hopResponded(hop, res);
+    }
+
+    /** The flow gets a response made from `entry` in place of the one the hop got (a 304, a 5xx) or did not get. */
+    private answerAfter(hop: Hop, call: CacheCall, entry: CachedResponse, cacheStatus: string): void {
+        const res = responseFrom(entry, call.method, currentAge(entry, Date.now()), cacheStatus);
+        hop.clock.carriedBy(res);
+        this.flow.hopResponded(hop, res);
+    }
+
+    private serveStaleOnError(hop: Hop, call: CacheCall, entry: CachedResponse, judgement: Judgement): void {
+        this.answerAfter(hop, call, entry, member({ outcome: 'hit', ttl: judgement.ttl, detail: 'stale-if-error' }));
+    }
+
+    /**
+     * The validators the layer added are for this hop's URL only: gone from its options before the flow
+     * derives a redirect's or a retry's options from them.
+     */
+    private dropValidators(hop: Hop, call: CacheCall | undefined): void {
+        if (call?.validating === true) {
+            delete hop.options.headers['if-none-match'];
+            delete hop.options.headers['if-modified-since'];
+        }
+    }
+
+    /** Runs a step begun outside the flow's own call stack: a throw fails the request rather than the process. */
+    private guard(step: () => void): void {
+        try {
+            step();
+        } catch (err) {
+            this.flow.fail(clientFailure(`The cache failed: ${(err as Error).message}`, err));
+        }
+    }
+}
+
+const emptyBody = Buffer.alloc(0);
+const noDirectives = requestDirectives({});
+
+// One guarded view per store: its entry limit is read once.
+const guardedStores = new WeakMap<CacheSettings, GuardedStore>();
+function guardedStoreOf(settings: CacheSettings): GuardedStore {
+    let store = guardedStores.get(settings);
+    if (store === undefined) {
+        store = new GuardedStore(settings.store);
+        guardedStores.set(settings, store);
+    }
+
+    return store;
+}
+
+function member(facts: Partial<CacheStatusFacts> & { outcome: CacheOutcome }): string {
+    return cacheStatusMember({
+        stored: false,
+        ttl: undefined,
+        forwardStatus: undefined,
+        detail: undefined,
+        ...facts
+    });
+}
+
+function header(value: string | number | readonly string[] | undefined): string | undefined {
+    return value === undefined ? undefined : Array.isArray(value) ? value.join(', ') : String(value);
+}

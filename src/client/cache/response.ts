@@ -1,0 +1,136 @@
+import { type IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { headersOf, withoutFields } from './fields.js';
+import type { CachedResponse } from './store.js';
+
+/**
+ * The responses the cache hands the request flow: one made from a stored response (a readable
+ * `IncomingMessage` with `statusCode`, `headers`, `rawHeaders` and the stored body as it came), the
+ * 504 of `only-if-cached`, and the Cache-Status added to a response from the network.
+ */
+
+const replacedOnAnswer = new Set(['age', 'cache-status']);
+
+/**
+ * A response answering from `entry`: its stored fields with `Age` set to `age` seconds and
+ * `cacheStatus` appended; no body for HEAD or a 304.
+ */
+export function responseFrom(
+    entry: CachedResponse,
+    method: string,
+    age: number,
+    cacheStatus: string,
+    statusCode = entry.statusCode
+): IncomingMessage {
+    const answer = answerFields(entry.rawHeaders);
+    const ageValue = String(Math.max(0, Math.floor(age)));
+    const status = answer.upstreamStatus === undefined ? cacheStatus : `${answer.upstreamStatus}, ${cacheStatus}`;
+    const rawHeaders = [...answer.rawHeaders, 'Age', ageValue, 'Cache-Status', status];
+    const headers: IncomingHttpHeaders = { ...answer.headers, age: ageValue, 'cache-status': status };
+    const cookies = headers['set-cookie'];
+    if (cookies !== undefined) {
+        // The one array in the object: each answer its own, for the caller may change it.
+        headers['set-cookie'] = [...cookies];
+    }
+
+    const bodyless = method === 'HEAD' || statusCode === 304;
+    const message = statusCode === entry.statusCode ? entry.statusMessage : 'Not Modified';
+    return made(statusCode, message, rawHeaders, headers, bodyless ? undefined : entry.body);
+}
+
+interface AnswerFields {
+    /** The stored fields without Age and Cache-Status, which each answer sets anew. */
+    rawHeaders: readonly string[];
+    headers: IncomingHttpHeaders;
+    /** The Cache-Status the stored response came with, which ours is appended to. */
+    upstreamStatus: string | undefined;
+}
+
+// What every answer from one stored field list shares, worked out once per list (stored fields never
+// change: an update makes a new list).
+const answerFieldsOf = new WeakMap<readonly string[], AnswerFields>();
+
+function answerFields(stored: readonly string[]): AnswerFields {
+    let fields = answerFieldsOf.get(stored);
+    if (fields === undefined) {
+        const rawHeaders = withoutFields(stored, replacedOnAnswer);
+        const upstream = stored.filter((_, i) => i % 2 === 1 && stored[i - 1]!.toLowerCase() === 'cache-status');
+        fields = {
+            rawHeaders,
+            headers: headersOf(rawHeaders),
+            upstreamStatus: upstream.length === 0 ? undefined : upstream.join(', ')
+        };
+        answerFieldsOf.set(stored, fields);
+    }
+
+    return fields;
+}
+
+/** The 504 a cache answers `only-if-cached` with when it has nothing usable (RFC 9111 5.2.1.7). */
+export function gatewayTimeout(cacheStatus: string): IncomingMessage {
+    const rawHeaders = ['Content-Length', '0', 'Cache-Status', cacheStatus];
+    return made(504, 'Gateway Timeout', rawHeaders, headersOf(rawHeaders), undefined);
+}
+
+/** Appends the cache's member to a network response's Cache-Status, in `headers` and `rawHeaders`. */
+export function addCacheStatus(res: IncomingMessage, member: string): void {
+    // Reading `headers` first makes Node build the object from the fields as received.
+    const headers = res.headers;
+    const upstream = headers['cache-status'];
+    headers['cache-status'] = upstream === undefined ? member : `${upstream}, ${member}`;
+    res.rawHeaders.push('Cache-Status', member);
+}
+
+function made(
+    statusCode: number,
+    statusMessage: string,
+    rawHeaders: string[],
+    headers: IncomingHttpHeaders,
+    body: Buffer | undefined
+): IncomingMessage {
+    // No socket: the answer never touched the network.
+    const res = new IncomingMessage(null as unknown as Socket);
+    res.statusCode = statusCode;
+    res.statusMessage = statusMessage;
+    res.httpVersion = '1.1';
+    res.httpVersionMajor = 1;
+    res.httpVersionMinor = 1;
+    res.rawHeaders = rawHeaders;
+    res.headers = headers;
+    if (body !== undefined && body.length > 0) {
+        res.push(body);
+    }
+
+    res.push(null);
+    res.complete = true;
+    return res;
+}
+
+/**
+ * Copies the body of `res` as the caller reads it, and hands the copy to `done` once the whole body
+ * arrived; nothing when it ends early or passes `limit` bytes. The caller keeps the response
+ * itself: the copy is taken where Node's parser pushes each chunk, so the flow of the stream and its
+ * backpressure are untouched.
+ */
+export function copyBody(res: IncomingMessage, limit: number, done: (body: Buffer) => void): void {
+    const push = res.push;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.push = function copyingPush(chunk: unknown, encoding?: BufferEncoding): boolean {
+        if (chunk === null) {
+            res.push = push;
+            if (size <= limit && res.complete) {
+                done(Buffer.concat(chunks, size));
+            }
+        } else if (size <= limit && Buffer.isBuffer(chunk)) {
+            size += chunk.length;
+            if (size <= limit) {
+                chunks.push(chunk);
+            } else {
+                chunks.length = 0;
+            }
+        }
+
+        return push.call(res, chunk, encoding);
+    };
+}

@@ -1,0 +1,148 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { HttpError } from '../../errors/index.js';
+import type { Destination } from '../destination.js';
+import { requestTimeout } from '../errors.js';
+import { Hop, type HopOwner } from '../hop.js';
+import type { Pipeline } from '../pipeline.js';
+import type { Agents, EffectiveOptions } from '../types.js';
+import { hopByHopFields, withoutFields } from './fields.js';
+import type { GuardedStore } from './guarded-store.js';
+import { isStorable, requestDirectives, responseDirectives, usefulUntil } from './policy.js';
+import { copyBody } from './response.js';
+import type { CacheSettings } from './settings.js';
+import type { CachedResponse } from './store.js';
+import { conditionalFields, matches304, updatedBy304 } from './validators.js';
+import { varyNames, varyValues } from './vary.js';
+
+// A background revalidation nobody waits for still ends: a server that never answers costs this at most.
+const revalidationTimeout = 30_000;
+
+// The keys being revalidated in the background, per store: one revalidation at a time for a URL.
+const underway = new WeakMap<GuardedStore, Set<string>>();
+
+/** What the background revalidation takes from the call that served the stale response. */
+export interface StaleCall {
+    readonly method: string;
+    readonly target: URL | Destination;
+    readonly options: EffectiveOptions;
+    readonly key: string;
+}
+
+/**
+ * RFC 5861 3 (`stale-while-revalidate`): the caller has the stale response; this sends the
+ * conditional request on its own, outside the caller's request (its promise, signal and timeout),
+ * as a hop on the pipeline like any other, and stores what comes back. Nothing waits for it.
+ */
+export function revalidateInBackground(
+    counts: { readonly agents: Agents },
+    pipeline: Pipeline | undefined,
+    store: GuardedStore,
+    settings: CacheSettings,
+    call: StaleCall,
+    entry: CachedResponse
+): void {
+    let keys = underway.get(store);
+    if (keys === undefined) {
+        keys = new Set();
+        underway.set(store, keys);
+    }
+
+    if (keys.has(call.key)) {
+        return;
+    }
+
+    keys.add(call.key);
+    const options: EffectiveOptions = {
+        ...call.options,
+        headers: { ...call.options.headers, ...conditionalFields(entry) }
+    };
+    // The caller's signal and callbacks belong to the caller's request, not to this one.
+    delete options.signal;
+    delete options.onUploadProgress;
+    delete options.onDownloadProgress;
+    const owner = new BackgroundRevalidation(counts.agents, store, settings, call.key, entry, () =>
+        keys.delete(call.key)
+    );
+    new Hop(owner, 'GET', options, pipeline).send(call.target);
+}
+
+class BackgroundRevalidation implements HopOwner {
+    readonly redirectCount = 0;
+    readonly retryCount = 0;
+    readonly staleResends = 0;
+    private timer: NodeJS.Timeout | undefined;
+    private readonly requestTime = Date.now();
+
+    constructor(
+        readonly agents: Agents,
+        private readonly store: GuardedStore,
+        private readonly settings: CacheSettings,
+        private readonly key: string,
+        private readonly entry: CachedResponse,
+        private readonly done: () => void
+    ) {}
+
+    streamFor(): undefined {
+        return undefined;
+    }
+
+    requestCreated(req: ClientRequest): void {
+        this.timer = setTimeout(() => req.destroy(requestTimeout(revalidationTimeout)), revalidationTimeout);
+        this.timer.unref();
+    }
+
+    hopResponded(hop: Hop, res: IncomingMessage): void {
+        this.finish();
+        const responseTime = Date.now();
+        const shared = this.settings.shared;
+        if (res.statusCode === 304 && matches304(this.entry, res.rawHeaders)) {
+            res.resume();
+            const updated = updatedBy304(this.entry, res.rawHeaders, this.requestTime, responseTime);
+            const directives = responseDirectives(updated.rawHeaders);
+            if (!directives.noStore) {
+                void this.store.set(this.key, {
+                    ...updated,
+                    deleteAt: usefulUntil(updated, directives, shared, responseTime)
+                });
+            }
+
+            return;
+        }
+
+        const directives = responseDirectives(res.rawHeaders);
+        const request = { headers: hop.options.headers, directives: requestDirectives(hop.options.headers) };
+        if (isStorable(request, res.statusCode as number, res.rawHeaders, directives, shared)) {
+            const entry: CachedResponse = {
+                ...this.entry,
+                statusCode: res.statusCode as number,
+                statusMessage: res.statusMessage ?? '',
+                rawHeaders: withoutFields(res.rawHeaders, hopByHopFields(res.rawHeaders)),
+                vary: varyValues(varyNames(res.rawHeaders), hop.options.headers),
+                requestTime: this.requestTime,
+                responseTime
+            };
+            copyBody(res, this.store.entryLimit, (body) => {
+                const complete = { ...entry, body };
+                void this.store.set(this.key, {
+                    ...complete,
+                    deleteAt: usefulUntil(complete, directives, shared, Date.now())
+                });
+            });
+        }
+
+        res.resume();
+    }
+
+    hopFailed(_hop: Hop, _err: HttpError): void {
+        this.finish();
+    }
+
+    fail(_err: HttpError): void {
+        this.finish();
+    }
+
+    private finish(): void {
+        clearTimeout(this.timer);
+        this.done();
+    }
+}

@@ -1,0 +1,92 @@
+import { fieldValue, hopByHopFields, withoutFields } from './fields.js';
+import type { CachedResponse } from './store.js';
+
+/**
+ * Validation (RFC 9111 4.3): the conditional fields that ask the origin whether a stored response
+ * is still good, and the update of that response from the 304 that says it is.
+ */
+
+/** `If-None-Match` / `If-Modified-Since` from the stored validators; empty when it has none. */
+export function conditionalFields(entry: CachedResponse): Record<string, string> {
+    const fields: Record<string, string> = {};
+    const etag = fieldValue(entry.rawHeaders, 'etag');
+    if (etag !== undefined) {
+        fields['if-none-match'] = etag;
+    }
+
+    const lastModified = fieldValue(entry.rawHeaders, 'last-modified');
+    if (lastModified !== undefined) {
+        fields['if-modified-since'] = lastModified;
+    }
+
+    return fields;
+}
+
+// 3.2: a 304's Content-Length describes no body: it never replaces the stored one (nor do the
+// fields that describe how the stored body was sent).
+const keptOn304 = new Set(['content-length', 'content-encoding', 'content-range', 'content-md5']);
+
+/**
+ * The stored response updated by a 304 (RFC 9111 3.2 and 4.3.4): each field the 304 carries replaces
+ * every line of that field; the body, status and the other fields stay. The times are the 304's.
+ */
+export function updatedBy304(
+    entry: CachedResponse,
+    rawHeaders: readonly string[],
+    requestTime: number,
+    responseTime: number
+): CachedResponse {
+    const replaced = new Set<string>();
+    const skip = hopByHopFields(rawHeaders);
+    const added: string[] = [];
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+        const name = rawHeaders[i]!.toLowerCase();
+        if (!keptOn304.has(name) && !skip.has(name) && name !== 'cache-status') {
+            replaced.add(name);
+            added.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+        }
+    }
+
+    return {
+        ...entry,
+        rawHeaders: [...withoutFields(entry.rawHeaders, replaced), ...added],
+        requestTime,
+        responseTime
+    };
+}
+
+/**
+ * True when a 304 may update `entry` (4.3.4): its strong validator matches the stored one, or it
+ * carries none and the stored response is the one validated.
+ */
+export function matches304(entry: CachedResponse, rawHeaders: readonly string[]): boolean {
+    const etag = fieldValue(rawHeaders, 'etag');
+    return etag === undefined || etag === fieldValue(entry.rawHeaders, 'etag');
+}
+
+/**
+ * True when the caller's own `If-None-Match` / `If-Modified-Since` is met by a stored response
+ * (RFC 9110 13.1.2, 13.1.3): the cache then answers 304 itself.
+ */
+export function satisfiesCallerCondition(
+    entry: CachedResponse,
+    ifNoneMatch: string | undefined,
+    ifModifiedSince: string | undefined,
+    parseDate: (value: string | undefined) => number | undefined
+): boolean {
+    if (ifNoneMatch !== undefined) {
+        const etag = fieldValue(entry.rawHeaders, 'etag');
+        if (etag === undefined) {
+            return false;
+        }
+
+        const wanted = ifNoneMatch.trim();
+        // Weak comparison (13.1.2): W/ prefixes do not matter.
+        const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+        return wanted === '*' || wanted.split(',').some((tag) => opaque(tag) === opaque(etag));
+    }
+
+    const since = parseDate(ifModifiedSince);
+    const lastModified = parseDate(fieldValue(entry.rawHeaders, 'last-modified'));
+    return since !== undefined && lastModified !== undefined && lastModified <= since;
+}

@@ -1,0 +1,722 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryCacheStore } from '../../../src/client/cache/memory-store.js';
+import type { CachedResponse, CacheStore } from '../../../src/client/cache/store.js';
+import { Client } from '../../../src/client/client.js';
+import { client as plainClient } from '../../../src/client/index.js';
+import type { ResponseDetails } from '../../../src/client/types.js';
+import { isHttpError } from '../../../src/errors/index.js';
+import { startHttp, startUnix, type TestServer } from '../helpers.js';
+
+/**
+ * README "Cache": the client's RFC 9111 cache over real sockets. Each test uses its own paths on one
+ * origin server; `seen` counts what reached the server, so "from the cache" is what it never saw.
+ */
+
+type Route = (req: IncomingMessage, res: ServerResponse, count: number) => void;
+const routes = new Map<string, Route>();
+const seen = new Map<string, IncomingMessage[]>();
+let server: TestServer;
+
+beforeAll(async () => {
+    server = await startHttp((req, res) => {
+        const path = new URL(req.url!, 'http://x').pathname;
+        const list = seen.get(path) ?? [];
+        list.push(req);
+        seen.set(path, list);
+        const route = routes.get(path);
+        if (route === undefined) {
+            res.statusCode = 404;
+            res.end('no route');
+            return;
+        }
+
+        req.resume();
+        route(req, res, list.length);
+    });
+});
+afterAll(() => server.close());
+
+let paths = 0;
+/** A fresh path served by `route`; returns its URL. */
+function serve(route: Route): string {
+    const path = `/p${++paths}`;
+    routes.set(path, route);
+    return server.url + path;
+}
+
+function hits(url: string): IncomingMessage[] {
+    return seen.get(new URL(url).pathname) ?? [];
+}
+
+function reply(status: number, headers: Record<string, string | string[]>, body = ''): Route {
+    return (_req, res) => {
+        res.writeHead(status, headers);
+        res.end(body);
+    };
+}
+
+function cached(options: ConstructorParameters<typeof MemoryCacheStore>[0] = {}, shared = false) {
+    const store = new MemoryCacheStore(options);
+    return { store, client: new Client().defaults({ cache: { store, shared } }) };
+}
+
+describe('Cache: option', () => {
+    it('rejects a bad cache option, naming it', async () => {
+        const bad: unknown[] = ['yes', 1, [], { store: {} }, { shared: 'no' }, { methods: [] }, { methods: ['POST'] }];
+        for (const cache of bad) {
+            const err = await plainClient
+                .request('GET', 'http://127.0.0.1:1/', { cache: cache as never })
+                .catch((e) => e);
+            expect(isHttpError(err)).toBe(true);
+            expect(err.message).toMatch(/^Option cache/);
+        }
+
+        expect(() => plainClient.defaults({ cache: { methods: ['DELETE'] } })).toThrow(
+            'Option cache.methods must list safe methods only'
+        );
+    });
+
+    it('cache: true in defaults() gives each client a store of its own', async () => {
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'one'));
+        const a = new Client().defaults({ cache: true });
+        const b = new Client().defaults({ cache: true });
+        await a.get(url);
+        await a.get(url);
+        expect(hits(url)).toHaveLength(1);
+        await b.get(url);
+        expect(hits(url)).toHaveLength(2);
+    });
+
+    it('cache: true per request uses one store for the process; per-request cache: false bypasses', async () => {
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'x'));
+        await plainClient.get(url, { cache: true });
+        const { res } = await plainClient.get(url, { cache: true });
+        expect(res.headers['cache-status']).toMatch(/^tracewire; hit/);
+        const cachedClient = plainClient.defaults({ cache: true });
+        await cachedClient.get(url);
+        const bypassed = await cachedClient.get(url, { cache: false });
+        expect(bypassed.res.headers['cache-status']).toBeUndefined();
+        expect(hits(url)).toHaveLength(3);
+    });
+
+    it('a client without the option has no cache and adds no Cache-Status', async () => {
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        const { res } = await plainClient.get(url);
+        await plainClient.get(url);
+        expect(res.headers['cache-status']).toBeUndefined();
+        expect(hits(url)).toHaveLength(2);
+    });
+});
+
+describe('Cache: hits, misses and Cache-Status', () => {
+    it('stores a fresh response and answers the next call from the store, a readable response with Age', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60', 'x-a': 'b' }, 'payload'));
+        const first = await client.request('GET', url);
+        expect(first.headers['cache-status']).toMatch(/^tracewire; fwd=miss; fwd-status=200; stored; ttl=(59|60)$/);
+        expect(String(await client.read(first))).toBe('payload');
+        const second = await client.request('GET', url);
+        expect(second.statusCode).toBe(200);
+        expect(second.statusMessage).toBe('OK');
+        expect(second.headers['x-a']).toBe('b');
+        expect(second.headers.age).toMatch(/^[01]$/);
+        expect(second.headers['cache-status']).toMatch(/^tracewire; hit; ttl=(59|60)$/);
+        expect(second.rawHeaders).toContain('Cache-Status');
+        expect(String(await client.read(second))).toBe('payload');
+        expect(hits(url)).toHaveLength(1);
+    });
+
+    it('appends its member to an upstream Cache-Status', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60', 'cache-status': 'origin; hit' }));
+        const first = await client.get(url);
+        expect(first.res.headers['cache-status']).toMatch(/^origin; hit, tracewire; fwd=miss/);
+        const second = await client.get(url);
+        expect(second.res.headers['cache-status']).toMatch(/^origin; hit, tracewire; hit/);
+    });
+
+    it('does not store no-store, or what a no-store request got', async () => {
+        const { client, store } = cached();
+        const url = serve(reply(200, { 'cache-control': 'no-store, max-age=60' }));
+        const { res } = await client.get(url);
+        expect(res.headers['cache-status']).toBe('tracewire; fwd=miss; fwd-status=200');
+        const other = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        await client.get(other, { headers: { 'cache-control': 'no-store' } });
+        await client.get(url);
+        expect(hits(url)).toHaveLength(2);
+        expect(store.count).toBe(0);
+    });
+
+    it('never stores a response whose body did not arrive whole', async () => {
+        const { client, store } = cached();
+        const url = serve((_req, res) => {
+            res.writeHead(200, { 'cache-control': 'max-age=60', 'content-length': '100' });
+            res.write('partial');
+            setTimeout(() => res.destroy(), 20);
+        });
+        await expect(client.get(url)).rejects.toThrow();
+        expect(store.count).toBe(0);
+    });
+
+    it('does not copy a body larger than the store keeps', async () => {
+        const { client, store } = cached({ maxEntrySize: 1000 });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'x'.repeat(5000)));
+        expect((await client.get(url)).payload).toHaveLength(5000);
+        expect(store.count).toBe(0);
+    });
+
+    it('answers HEAD from a stored GET, without a body', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60', 'content-length': '4' }, 'body'));
+        await client.get(url);
+        const head = await client.request('HEAD', url);
+        expect(head.headers['content-length']).toBe('4');
+        expect(head.headers['cache-status']).toMatch(/hit/);
+        expect(await client.read(head)).toHaveLength(0);
+        expect(hits(url)).toHaveLength(1);
+    });
+
+    it('keeps variants apart by Vary', async () => {
+        const { client } = cached();
+        const url = serve((req, res) => {
+            res.writeHead(200, { 'cache-control': 'max-age=60', vary: 'Accept' });
+            res.end(String(req.headers.accept));
+        });
+        const json = { headers: { accept: 'application/json' } };
+        const html = { headers: { accept: 'text/html' } };
+        expect(String((await client.get(url, json)).payload)).toBe('application/json');
+        expect(String((await client.get(url, html)).payload)).toBe('text/html');
+        expect(String((await client.get(url, json)).payload)).toBe('application/json');
+        expect(String((await client.get(url, html)).payload)).toBe('text/html');
+        expect(hits(url)).toHaveLength(2);
+    });
+
+    it("answers a caller's If-None-Match with a 304 of its own when the stored response matches", async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60', etag: '"v1"' }, 'body'));
+        await client.get(url);
+        const res = await client.request('GET', url, { headers: { 'if-none-match': 'W/"v1"' } });
+        expect(res.statusCode).toBe(304);
+        expect(await client.read(res)).toHaveLength(0);
+        const other = await client.request('GET', url, { headers: { 'if-none-match': '"v2"' } });
+        expect(other.statusCode).toBe(200);
+        expect(hits(url)).toHaveLength(1);
+    });
+
+    it('leaves ranges and preconditions it did not make to the origin', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'body'));
+        await client.get(url);
+        const { res } = await client.get(url, { headers: { range: 'bytes=0-1' } });
+        expect(res.headers['cache-status']).toBe('tracewire; fwd=bypass; fwd-status=200');
+        expect(hits(url)).toHaveLength(2);
+    });
+
+    it('methods other than those cached go to the origin with fwd=bypass', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        const { res } = await client
+            .request('OPTIONS', url)
+            .then(async (r) => ({ res: r, body: await client.read(r) }));
+        expect(res.headers['cache-status']).toBe('tracewire; fwd=bypass; fwd-status=200');
+        const optionsClient = new Client().defaults({ cache: { methods: ['GET', 'options'] } });
+        await optionsClient.request('OPTIONS', url).then((r) => client.read(r));
+        const second = await optionsClient.request('OPTIONS', url);
+        expect(second.headers['cache-status']).toMatch(/hit/);
+    });
+});
+
+describe('Cache: validation', () => {
+    it('revalidates a stale response with If-None-Match and answers a 304 with the stored body, headers updated', async () => {
+        const { client } = cached();
+        const url = serve((req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0', etag: '"v1"', 'x-version': '1' });
+                res.end('stored body');
+                return;
+            }
+
+            expect(req.headers['if-none-match']).toBe('"v1"');
+            res.writeHead(304, { 'cache-control': 'max-age=60', etag: '"v1"', 'x-version': '2' });
+            res.end();
+        });
+        await client.get(url);
+        const { res, payload } = await client.get(url);
+        expect(res.statusCode).toBe(200);
+        expect(String(payload)).toBe('stored body');
+        expect(res.headers['x-version']).toBe('2');
+        expect(res.headers['cache-status']).toMatch(/^tracewire; fwd=stale; fwd-status=304; stored; ttl=(59|60)$/);
+        // Now fresh for 60 s.
+        const third = await client.get(url);
+        expect(third.res.headers['cache-status']).toMatch(/hit/);
+        expect(hits(url)).toHaveLength(2);
+    });
+
+    it('revalidates with If-Modified-Since, and stores the new response a 200 brings', async () => {
+        const { client } = cached();
+        const lastModified = new Date(Date.now() - 3600_000).toUTCString();
+        const url = serve((req, res, count) => {
+            if (count === 2) {
+                expect(req.headers['if-modified-since']).toBe(lastModified);
+            }
+
+            res.writeHead(200, {
+                'cache-control': count === 1 ? 'no-cache' : 'max-age=60',
+                'last-modified': lastModified
+            });
+            res.end(`v${count}`);
+        });
+        await client.get(url);
+        expect(String((await client.get(url)).payload)).toBe('v2');
+        expect(String((await client.get(url)).payload)).toBe('v2');
+        expect(hits(url)).toHaveLength(2);
+    });
+
+    it('request directives: no-cache and max-age=0 revalidate (fwd=request), min-fresh too, max-stale accepts stale', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=10', etag: '"e"' }, 'b'));
+        await client.get(url);
+        const noCache = await client.get(url, { headers: { 'cache-control': 'no-cache' } });
+        expect(noCache.res.headers['cache-status']).toMatch(/^tracewire; fwd=request; fwd-status=200/);
+        await client.get(url, { headers: { pragma: 'no-cache' } });
+        await client.get(url, { headers: { 'cache-control': 'max-age=0' } });
+        await client.get(url, { headers: { 'cache-control': 'min-fresh=30' } });
+        expect(hits(url)).toHaveLength(5);
+
+        const stale = serve(reply(200, { 'cache-control': 'max-age=0' }, 'stale'));
+        await client.get(stale);
+        const accepted = await client.get(stale, { headers: { 'cache-control': 'max-stale=60' } });
+        expect(accepted.res.headers['cache-status']).toMatch(/^tracewire; hit; ttl=-?[0-9]; detail=max-stale$/);
+        expect(hits(stale)).toHaveLength(1);
+    });
+
+    it('only-if-cached: a 504 made by the cache when nothing usable is stored, the stored response when there is', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'b'));
+        const onlyIfCached = { headers: { 'cache-control': 'only-if-cached' } };
+        const miss = await client.request('GET', url, onlyIfCached);
+        expect(miss.statusCode).toBe(504);
+        expect(miss.headers['cache-status']).toBe('tracewire; fwd=miss; detail=only-if-cached');
+        await client.read(miss);
+        const err = await client.get(url, onlyIfCached).catch((e) => e);
+        expect(err.output.statusCode).toBe(504);
+        await client.get(url);
+        expect(String((await client.get(url, onlyIfCached)).payload)).toBe('b');
+
+        const stale = serve(reply(200, { 'cache-control': 'max-age=0' }, 'b'));
+        await client.get(stale);
+        expect((await client.request('GET', stale, onlyIfCached)).statusCode).toBe(504);
+        expect(hits(url)).toHaveLength(1);
+    });
+
+    it('stale-while-revalidate answers at once from the cache and revalidates in the background', async () => {
+        const { client } = cached();
+        let release: () => void = () => {};
+        const url = serve((_req, res, count) => {
+            const send = () => {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` });
+                res.end(`v${count}`);
+            };
+            if (count === 2) {
+                // The background revalidation: held until the caller has its answer.
+                release = send;
+            } else {
+                send();
+            }
+        });
+        await client.get(url);
+        const started = Date.now();
+        const served = await client.get(url);
+        expect(String(served.payload)).toBe('v1');
+        expect(served.res.headers['cache-status']).toMatch(
+            /^tracewire; hit; ttl=-?\d+; detail=stale-while-revalidate$/
+        );
+        expect(Date.now() - started).toBeLessThan(1000);
+        await expect.poll(() => hits(url).length).toBe(2);
+        expect(hits(url)[1]!.headers['if-none-match']).toBe('"1"');
+        // A second stale hit while one revalidation is under way starts no other.
+        await client.get(url);
+        release();
+        await expect
+            .poll(async () => String((await client.get(url, { headers: { 'cache-control': 'max-stale' } })).payload))
+            .toBe('v2');
+        expect(hits(url).length).toBeGreaterThanOrEqual(2);
+    });
+
+    it('a background revalidation answered 304 refreshes the stored response; one that fails leaves it stale', async () => {
+        const { client } = cached();
+        const url = serve((_req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"a"' });
+                res.end('body');
+            } else {
+                res.writeHead(304, { 'cache-control': 'max-age=60', etag: '"a"' });
+                res.end();
+            }
+        });
+        await client.get(url);
+        await client.get(url);
+        await expect
+            .poll(async () => (await client.get(url)).res.headers['cache-status'])
+            .toMatch(/^tracewire; hit; ttl=(59|60)$/);
+        expect(String((await client.get(url)).payload)).toBe('body');
+
+        const failing = serve((_req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60' });
+                res.end('kept');
+            } else {
+                res.destroy();
+            }
+        });
+        await client.get(failing);
+        await client.get(failing);
+        await expect.poll(() => hits(failing).length).toBe(2);
+        const again = await client.get(failing);
+        expect(String(again.payload)).toBe('kept');
+        expect(again.res.headers['cache-status']).toMatch(/detail=stale-while-revalidate/);
+    });
+
+    it('stale-if-error: a stale response answers a 5xx or a network failure', async () => {
+        const { client } = cached();
+        const url = serve((_req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
+                res.end('good');
+            } else if (count === 2) {
+                res.writeHead(500);
+                res.end('bad');
+            } else {
+                res.destroy();
+            }
+        });
+        await client.get(url);
+        const on500 = await client.get(url);
+        expect(String(on500.payload)).toBe('good');
+        expect(on500.res.headers['cache-status']).toMatch(/detail=stale-if-error$/);
+        const onReset = await client.get(url);
+        expect(String(onReset.payload)).toBe('good');
+
+        const mustRevalidate = serve((_req, res, count) => {
+            res.writeHead(count === 1 ? 200 : 500, {
+                'cache-control': 'max-age=0, must-revalidate, stale-if-error=60'
+            });
+            res.end();
+        });
+        await client.get(mustRevalidate);
+        await expect(client.get(mustRevalidate)).rejects.toMatchObject({ output: { statusCode: 500 } });
+    });
+
+    it('an unsafe method invalidates the URL, and the same-origin Location and Content-Location', async () => {
+        const { client } = cached();
+        const target = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        const related = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        const url = serve((req, res) => {
+            if (req.method === 'POST') {
+                res.writeHead(201, { location: target, 'content-location': new URL(related).pathname });
+                res.end();
+                return;
+            }
+
+            res.writeHead(200, { 'cache-control': 'max-age=60' });
+            res.end();
+        });
+        for (const u of [url, target, related]) {
+            await client.get(u);
+        }
+
+        await client.post(url, { payload: 'x' });
+        for (const u of [url, target, related]) {
+            await client.get(u);
+            expect(hits(u).filter((req) => req.method === 'GET')).toHaveLength(2);
+        }
+    });
+});
+
+describe('Cache: shared', () => {
+    it('does not store private or an authorized response unless told it may; uses s-maxage', async () => {
+        const { client, store } = cached({}, true);
+        const priv = serve(reply(200, { 'cache-control': 'private, max-age=60' }));
+        const auth = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        const authPublic = serve(reply(200, { 'cache-control': 'public, max-age=60' }));
+        const sMaxage = serve(reply(200, { 'cache-control': 'max-age=60, s-maxage=0' }));
+        const authorized = { headers: { authorization: 'Bearer x' } };
+        for (let i = 0; i < 2; i++) {
+            await client.get(priv);
+            await client.get(auth, authorized);
+            await client.get(authPublic, authorized);
+            await client.get(sMaxage);
+        }
+
+        expect(hits(priv)).toHaveLength(2);
+        expect(hits(auth)).toHaveLength(2);
+        expect(hits(authPublic)).toHaveLength(1);
+        expect(hits(sMaxage)).toHaveLength(2);
+        expect(store.count).toBe(2);
+    });
+});
+
+describe('Cache: everything else through the cache', () => {
+    it('follows a cached 301 from the cache', async () => {
+        const { client } = cached();
+        const target = serve(reply(200, { 'cache-control': 'max-age=60' }, 'target'));
+        const moved = serve(reply(301, { location: target, 'cache-control': 'max-age=60' }));
+        const redirected: string[] = [];
+        const options = { redirects: 3, redirected: (_s: number, location: string) => redirected.push(location) };
+        expect(String((await client.get(moved, options)).payload)).toBe('target');
+        expect(String((await client.get(moved, options)).payload)).toBe('target');
+        expect(hits(moved)).toHaveLength(1);
+        expect(hits(target)).toHaveLength(1);
+        // `redirected` is told of the redirect that made a request, not of the one answered from the cache.
+        expect(redirected).toEqual([target]);
+    });
+
+    it('a revalidation that meets a stale connection is re-sent, and its 304 still answers from the cache', async () => {
+        const client = new Client().defaults({ events: true, cache: true });
+        const reasons: (string | undefined)[] = [];
+        client.events!.on('response', (_err, { uri }) => reasons.push(uri.resendReason));
+        const served = new WeakSet<object>();
+        const url = serve((req, res, count) => {
+            if (served.has(req.socket)) {
+                // The server closed the kept-alive connection as the next request arrived on it.
+                req.socket.destroy();
+                return;
+            }
+
+            served.add(req.socket);
+            res.writeHead(count === 1 ? 200 : 304, { 'cache-control': 'max-age=0', etag: '"s"' });
+            res.end(count === 1 ? 'stored' : undefined);
+        });
+        await client.get(url);
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('stored');
+        expect(res.headers['cache-status']).toMatch(/^tracewire; fwd=stale; fwd-status=304/);
+        expect(reasons).toEqual([undefined, undefined, 'stale-connection']);
+        expect(hits(url).at(-1)!.headers['if-none-match']).toBe('"s"');
+    });
+
+    it('caches over a UNIX socket, keyed apart from the same URL elsewhere', async () => {
+        let count = 0;
+        const unix = await startUnix((_req, res) => {
+            count++;
+            res.writeHead(200, { 'cache-control': 'max-age=60' });
+            res.end('over the socket');
+        });
+        try {
+            const { client } = cached();
+            const options = { socketPath: unix.socketPath };
+            await client.get('/containers/json', options);
+            const { payload, res } = await client.get('/containers/json', options);
+            expect(String(payload)).toBe('over the socket');
+            expect(res.headers['cache-status']).toMatch(/hit/);
+            expect(count).toBe(1);
+        } finally {
+            await unix.close();
+        }
+    });
+
+    it("the validators of a revalidation that is redirected stay with their URL: the redirect's request has none", async () => {
+        const { client } = cached();
+        const target = serve((req, res) => {
+            res.writeHead(200, { 'x-conditional': String(req.headers['if-none-match'] ?? 'none') });
+            res.end('target');
+        });
+        const moved = serve((_req, res, count) => {
+            res.writeHead(count === 1 ? 200 : 301, {
+                'cache-control': 'max-age=0',
+                etag: '"m"',
+                ...(count === 1 ? {} : { location: target })
+            });
+            res.end();
+        });
+        await client.get(moved);
+        const { res } = await client.get(moved, { redirects: 1 });
+        expect(hits(moved).at(-1)!.headers['if-none-match']).toBe('"m"');
+        expect(res.headers['x-conditional']).toBe('none');
+    });
+
+    it('retries through the cache, and stores what the retry got', async () => {
+        const { client } = cached();
+        const url = serve((_req, res, count) => {
+            res.writeHead(count === 1 ? 503 : 200, { 'cache-control': count === 1 ? 'no-store' : 'max-age=60' });
+            res.end(`attempt ${count}`);
+        });
+        const retry = { retry: { backoff: () => 1 } };
+        expect(String((await client.get(url, retry)).payload)).toBe('attempt 2');
+        expect(String((await client.get(url, retry)).payload)).toBe('attempt 2');
+        expect(hits(url)).toHaveLength(2);
+    });
+
+    it('a retry goes to the origin, not to the stored response it retries', async () => {
+        const { client } = cached();
+        const url = serve((_req, res, count) => {
+            res.writeHead(count === 1 ? 503 : 200, { 'cache-control': 'max-age=60' });
+            res.end(`attempt ${count}`);
+        });
+        // The 503 is stored (it has explicit freshness); the retry must not be answered with it.
+        const { payload, res } = await client.get(url, { retry: { backoff: () => 1 } });
+        expect(String(payload)).toBe('attempt 2');
+        expect(res.headers['cache-status']).toMatch(/^tracewire; fwd=request; fwd-status=200; stored/);
+        expect(String((await client.get(url)).payload)).toBe('attempt 2');
+    });
+
+    it('keeps a gzip body as it came and decodes it when read, with maxBytes counted after decoding', async () => {
+        const { client, store } = cached();
+        const text = 'a'.repeat(10_000);
+        const url = serve(
+            reply(200, { 'cache-control': 'max-age=60', 'content-encoding': 'gzip' }, gzipSync(text) as never)
+        );
+        expect(String((await client.get(url, { gunzip: true })).payload)).toBe(text);
+        const [stored] = (await store.get(url)) as CachedResponse[];
+        expect(stored!.body.length).toBeLessThan(text.length);
+        expect(String((await client.get(url, { gunzip: true })).payload)).toBe(text);
+        await expect(client.get(url, { gunzip: true, maxBytes: 100 })).rejects.toMatchObject({
+            output: { statusCode: 413 }
+        });
+        expect(hits(url)).toHaveLength(1);
+    });
+
+    it('json, progress and the read of a hit', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60', 'content-type': 'application/json' }, '{"a":1}'));
+        await client.get(url);
+        const progress: number[] = [];
+        const { payload } = await client.get(url, {
+            json: true,
+            onDownloadProgress: (p) => progress.push(p.transferred)
+        });
+        expect(payload).toEqual({ a: 1 });
+        expect(progress.at(-1)).toBe(7);
+    });
+
+    it("the helpers' 4xx error carries a cached response", async () => {
+        const { client } = cached();
+        const url = serve(reply(404, { 'cache-control': 'max-age=60' }, 'gone'));
+        await expect(client.get(url)).rejects.toMatchObject({ output: { statusCode: 404 } });
+        const err = await client.get(url).catch((e) => e);
+        expect(err.output.statusCode).toBe(404);
+        expect(String(err.data.payload)).toBe('gone');
+        expect(err.data.res.headers['cache-status']).toMatch(/hit/);
+        expect(hits(url)).toHaveLength(1);
+    });
+
+    it('a signal aborted while the store is looked up rejects at once', async () => {
+        const slow: CacheStore = { get: () => new Promise(() => {}), set: async () => {}, delete: async () => {} };
+        const client = new Client().defaults({ cache: { store: slow } });
+        const url = serve(reply(200, {}));
+        const controller = new AbortController();
+        const pending = client.get(url, { signal: controller.signal });
+        controller.abort();
+        await expect(pending).rejects.toMatchObject({ output: { statusCode: 500 } });
+    });
+});
+
+describe('Cache: bounded under load', () => {
+    it('many distinct URLs with large bodies, ten at a time: the store never holds more than its bound', async () => {
+        const maxSize = 2 * 1024 * 1024;
+        const { client, store } = cached({ maxSize, maxEntrySize: 512 * 1024 });
+        const body = Buffer.alloc(256 * 1024, 7);
+        const urls = Array.from({ length: 60 }, () =>
+            serve(reply(200, { 'cache-control': 'max-age=60' }, body as never))
+        );
+        let largest = 0;
+        let next = 0;
+        const worker = async () => {
+            while (next < urls.length) {
+                const url = urls[next++]!;
+                const { payload } = await client.get(url);
+                expect((payload as Buffer).length).toBe(body.length);
+                largest = Math.max(largest, store.size);
+            }
+        };
+        await Promise.all(Array.from({ length: 10 }, worker));
+        expect(largest).toBeLessThanOrEqual(maxSize);
+        expect(store.count).toBeGreaterThan(0);
+        // The most recent are kept and answer from the cache; the first were evicted.
+        expect((await client.get(urls.at(-1)!)).res.headers['cache-status']).toMatch(/hit/);
+        expect((await client.get(urls[0]!)).res.headers['cache-status']).toMatch(/fwd=miss/);
+    });
+});
+
+describe('Cache: a failing store', () => {
+    it('a store that throws, rejects or never answers costs at most a short wait, never the request', async () => {
+        const stores: CacheStore[] = [
+            {
+                get: () => {
+                    throw new Error('sync');
+                },
+                set: () => {
+                    throw new Error('sync');
+                },
+                delete: () => {
+                    throw new Error('sync');
+                }
+            },
+            {
+                get: () => Promise.reject(new Error('async')),
+                set: () => Promise.reject(new Error('async')),
+                delete: () => Promise.reject(new Error('async'))
+            },
+            { get: () => new Promise(() => {}), set: () => new Promise(() => {}), delete: () => new Promise(() => {}) },
+            { get: async () => 'not a list' as never, set: async () => {}, delete: async () => {} }
+        ];
+        for (const store of stores) {
+            const client = new Client().defaults({ cache: { store } });
+            const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'network'));
+            const started = Date.now();
+            expect(String((await client.get(url)).payload)).toBe('network');
+            expect(String((await client.get(url)).payload)).toBe('network');
+            expect(String((await client.post(url)).payload)).toBe('network');
+            expect(Date.now() - started).toBeLessThan(5000);
+        }
+    });
+});
+
+describe('Cache: the event pipeline', () => {
+    it('a hit emits preRequest and response (req undefined, the cached res), no request; a miss all three', async () => {
+        const store = new MemoryCacheStore();
+        const client = new Client().defaults({ events: true, cache: { store } });
+        const events: string[] = [];
+        let hitDetails: ResponseDetails | undefined;
+        client.events!.on('preRequest', (uri) => events.push(`preRequest ${uri.pathname}`));
+        client.events!.on('request', () => events.push('request'));
+        client.events!.on('response', (err, details) => {
+            events.push(`response ${err ? err.message : details.res?.headers['cache-status']}`);
+            hitDetails = details;
+        });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        const path = new URL(url).pathname;
+        await client.get(url);
+        await client.get(url);
+        expect(events[0]).toBe(`preRequest ${path}`);
+        expect(events[1]).toBe('request');
+        expect(events[2]).toMatch(/^response tracewire; fwd=miss/);
+        expect(events[3]).toBe(`preRequest ${path}`);
+        expect(events[4]).toMatch(/^response tracewire; hit/);
+        expect(events).toHaveLength(5);
+        expect(hitDetails!.req).toBeUndefined();
+        expect(hitDetails!.uri.pathname).toBe(path);
+    });
+
+    it('a throwing listener fails a hit as it fails a request', async () => {
+        const client = new Client().defaults({ events: true, cache: true });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }));
+        await client.get(url);
+        const throwing = () => {
+            throw new Error('listener');
+        };
+        client.events!.on('preRequest', throwing);
+        await expect(client.get(url)).rejects.toThrow('A preRequest event listener threw: listener');
+        client.events!.off('preRequest', throwing);
+        client.events!.on('response', throwing);
+        await expect(client.get(url)).rejects.toThrow('A response event listener threw: listener');
+        client.events!.off('response', throwing);
+        const controller = new AbortController();
+        client.events!.on('preRequest', () => controller.abort());
+        await expect(client.get(url, { signal: controller.signal })).rejects.toMatchObject({
+            output: { statusCode: 500 }
+        });
+    });
+});

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { cacheOutcomeOf, cacheStatusMember } from '../../../src/client/cache/cache-status.js';
+import { parseDirectives } from '../../../src/client/cache/directives.js';
+import { headersOf } from '../../../src/client/cache/fields.js';
+import { freshnessLifetime } from '../../../src/client/cache/freshness.js';
+import { parseHttpDate } from '../../../src/client/cache/http-date.js';
+import { cacheKey } from '../../../src/client/cache/layer.js';
+import { invalidatedUrls, isStorable, judge, requestDirectives } from '../../../src/client/cache/policy.js';
+import type { CachedResponse } from '../../../src/client/cache/store.js';
+import { satisfiesCallerCondition } from '../../../src/client/cache/validators.js';
+
+/** README "Cache": the RFC 9111 rules, as the pure functions the layer acts on. */
+
+const now = Date.UTC(2026, 0, 1);
+
+function stored(rawHeaders: string[], overrides: Partial<CachedResponse> = {}): CachedResponse {
+    return {
+        method: 'GET',
+        statusCode: 200,
+        statusMessage: 'OK',
+        rawHeaders,
+        vary: undefined,
+        body: Buffer.alloc(0),
+        requestTime: now,
+        responseTime: now,
+        deleteAt: now + 1000,
+        ...overrides
+    };
+}
+
+describe('Cache-Control directives', () => {
+    it('reads quoted values, keeps commas inside quotes, and lets the first occurrence win', () => {
+        const directives = parseDirectives('max-age="60", private="a, b", max-age=1, no-cache="x\\"y"');
+        expect(directives.maxAge).toBe(60);
+        expect(directives.private).toBe(true);
+        expect(directives.noCache).toBe(true);
+    });
+
+    it('an invalid delta-seconds reads as 0, a huge one as 2^31; max-stale without a value accepts any staleness', () => {
+        expect(parseDirectives('max-age=abc').maxAge).toBe(0);
+        expect(parseDirectives('max-age').maxAge).toBe(0);
+        expect(parseDirectives('max-age=99999999999999').maxAge).toBe(2_147_483_648);
+        expect(parseDirectives(['max-stale', 'min-fresh=5']).maxStale).toBe(Number.POSITIVE_INFINITY);
+        expect(parseDirectives(undefined).maxAge).toBeUndefined();
+        expect(parseDirectives(', ,=1').maxAge).toBeUndefined();
+    });
+
+    it('Pragma: no-cache counts only without Cache-Control', () => {
+        expect(requestDirectives({ pragma: 'no-cache' }).noCache).toBe(true);
+        expect(requestDirectives({ pragma: 'no-cache', 'cache-control': 'max-stale' }).noCache).toBe(false);
+        expect(requestDirectives({ 'cache-control': ['no-cache'] }).noCache).toBe(true);
+    });
+});
+
+describe('HTTP dates', () => {
+    it('reads IMF-fixdate, RFC 850 and asctime, and nothing else', () => {
+        const expected = Date.UTC(1994, 10, 6, 8, 49, 37);
+        expect(parseHttpDate('Sun, 06 Nov 1994 08:49:37 GMT')).toBe(expected);
+        expect(parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT')).toBe(expected);
+        expect(parseHttpDate('Sun Nov  6 08:49:37 1994')).toBe(expected);
+        expect(parseHttpDate('Sunday, 06-Nov-30 08:49:37 GMT')).toBe(Date.UTC(2030, 10, 6, 8, 49, 37));
+        expect(parseHttpDate('Sun, 06 Foo 1994 08:49:37 GMT')).toBeUndefined();
+        expect(parseHttpDate('1994-11-06')).toBeUndefined();
+        expect(parseHttpDate(undefined)).toBeUndefined();
+    });
+});
+
+describe('freshness', () => {
+    it('Expires minus Date; an invalid or repeated Expires is already expired; the Last-Modified heuristic', () => {
+        const date = 'Thu, 01 Jan 2026 00:00:00 GMT';
+        const none = parseDirectives(undefined);
+        expect(freshnessLifetime(stored(['Date', date, 'Expires', 'Thu, 01 Jan 2026 00:01:00 GMT']), none, false)).toBe(
+            60
+        );
+        expect(freshnessLifetime(stored(['Date', date, 'Expires', '0']), none, false)).toBe(0);
+        expect(freshnessLifetime(stored(['Date', date, 'Expires', date, 'Expires', date]), none, false)).toBe(0);
+        expect(
+            freshnessLifetime(stored(['Date', date, 'Last-Modified', 'Wed, 31 Dec 2025 00:00:00 GMT']), none, false)
+        ).toBe(8640);
+        expect(
+            freshnessLifetime(
+                stored(['Last-Modified', 'Wed, 31 Dec 2025 00:00:00 GMT'], { statusCode: 299 }),
+                none,
+                false
+            )
+        ).toBe(0);
+    });
+
+    it('must-revalidate, and proxy-revalidate and s-maxage in a shared cache, forbid serving stale', () => {
+        const entry = stored(['Cache-Control', 'max-age=0, proxy-revalidate', 'Date', new Date(now).toUTCString()]);
+        const maxStale = requestDirectives({ 'cache-control': 'max-stale=60' });
+        expect(judge(entry, maxStale, false, now + 1000).suitability).toBe('stale-allowed');
+        expect(judge(entry, maxStale, true, now + 1000).suitability).toBe('validate');
+    });
+});
+
+describe('storing', () => {
+    const request = { headers: {}, directives: requestDirectives({}) };
+    it('stores what has explicit freshness, a validator-less heuristic status, public or private; never 206 or Vary: *', () => {
+        const none = parseDirectives(undefined);
+        expect(isStorable(request, 200, [], none, false)).toBe(true);
+        expect(isStorable(request, 299, [], none, false)).toBe(false);
+        expect(isStorable(request, 299, [], parseDirectives('public'), false)).toBe(true);
+        expect(isStorable(request, 299, [], parseDirectives('private'), false)).toBe(true);
+        expect(isStorable(request, 299, [], parseDirectives('private'), true)).toBe(false);
+        expect(isStorable(request, 299, ['Expires', 'x'], none, false)).toBe(true);
+        expect(isStorable(request, 206, [], parseDirectives('max-age=60'), false)).toBe(false);
+        expect(isStorable(request, 200, ['Vary', '*'], parseDirectives('max-age=60'), false)).toBe(false);
+        expect(isStorable(request, 599, [], parseDirectives('max-age=60, must-understand'), false)).toBe(false);
+        expect(isStorable(request, 200, [], parseDirectives('no-store, must-understand'), false)).toBe(true);
+    });
+
+    it('invalidates nothing for a safe method, an error, or a malformed or cross-origin Location', () => {
+        const url = new URL('http://a.test/x');
+        expect(invalidatedUrls('GET', url, 200, [])).toEqual([]);
+        expect(invalidatedUrls('POST', url, 500, [])).toEqual([]);
+        expect(
+            invalidatedUrls('POST', url, 200, ['Location', 'http://[', 'Content-Location', 'http://b.test/'])
+        ).toEqual([url]);
+    });
+
+    it('keys GET and HEAD together, other methods apart, a UNIX socket apart, without the fragment', () => {
+        expect(cacheKey('HEAD', 'http://a.test/x#frag', undefined)).toBe('http://a.test/x');
+        expect(cacheKey('OPTIONS', 'http://a.test/x', undefined)).toBe('OPTIONS http://a.test/x');
+        expect(cacheKey('GET', 'http://localhost/x', '/tmp/s.sock')).toBe('unix:/tmp/s.sock http://localhost/x');
+    });
+});
+
+describe('conditions and Cache-Status', () => {
+    it("a caller's If-Modified-Since is met by a stored response not modified since", () => {
+        const entry = stored(['Last-Modified', 'Thu, 01 Jan 2026 00:00:00 GMT']);
+        expect(satisfiesCallerCondition(entry, undefined, 'Thu, 01 Jan 2026 00:00:00 GMT', parseHttpDate)).toBe(true);
+        expect(satisfiesCallerCondition(entry, undefined, 'Wed, 31 Dec 2025 00:00:00 GMT', parseHttpDate)).toBe(false);
+        expect(satisfiesCallerCondition(entry, '"x"', undefined, parseHttpDate)).toBe(false);
+        expect(satisfiesCallerCondition(stored(['ETag', '"x"']), '*', undefined, parseHttpDate)).toBe(true);
+    });
+
+    it('reads back the outcome from the last member, when it is this client’s', () => {
+        const outcomes = ['hit', 'miss', 'revalidated', 'request', 'bypass', 'only-if-cached'] as const;
+        for (const outcome of outcomes) {
+            const member = cacheStatusMember({
+                outcome,
+                stored: false,
+                ttl: undefined,
+                forwardStatus: undefined,
+                detail: undefined
+            });
+            expect(cacheOutcomeOf(`origin; hit, ${member}`)).toBe(outcome);
+            expect(cacheOutcomeOf([member])).toBe(outcome);
+        }
+
+        expect(cacheOutcomeOf(undefined)).toBeUndefined();
+        expect(cacheOutcomeOf('origin; hit')).toBeUndefined();
+        expect(cacheOutcomeOf('tracewire; fwd=partial')).toBeUndefined();
+    });
+
+    it('headers of raw fields as Node makes them: set-cookie a list, others joined', () => {
+        expect(headersOf(['Set-Cookie', 'a', 'set-cookie', 'b', 'X', '1', 'x', '2'])).toEqual({
+            'set-cookie': ['a', 'b'],
+            x: '1, 2'
+        });
+    });
+});

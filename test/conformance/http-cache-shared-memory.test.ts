@@ -1,0 +1,4 @@
+import { MemoryCacheStore } from '../../src/client/cache/memory-store.js';
+import { conformanceRun } from './http-cache/run.js';
+
+conformanceRun('shared', 'MemoryCacheStore', () => new MemoryCacheStore());
