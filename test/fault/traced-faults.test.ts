@@ -2,12 +2,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { type Attributes, type Context, DiagLogLevel, diag, type Span } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
-    BasicTracerProvider,
     InMemorySpanExporter,
     type ReadableSpan,
     SimpleSpanProcessor,
-    type SpanProcessor
-} from '@opentelemetry/sdk-trace-base';
+    type SpanProcessor,
+    TracerProvider
+} from '@opentelemetry/sdk-trace';
 import {
     ATTR_ERROR_TYPE,
     ATTR_HTTP_RESPONSE_STATUS_CODE,
@@ -172,8 +172,8 @@ describe('traced fault injection: a seeded mix, every span starts and ends once'
     it(`${requestCount} requests: one span per hop, each ended once; discarded 4xx/5xx keep their status as error.type (seed ${seed})`, async () => {
         const exporter = new InMemorySpanExporter();
         const lifecycle = new LifecycleCount();
-        const tracerProvider = new BasicTracerProvider({
-            spanProcessors: [new SimpleSpanProcessor(exporter), lifecycle]
+        const tracerProvider = new TracerProvider({
+            spanProcessors: [new SimpleSpanProcessor({ exporter }), lifecycle]
         });
         const reader = new PullReader();
         const meterProvider = new MeterProvider({ readers: [reader] });

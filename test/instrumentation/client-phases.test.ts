@@ -3,7 +3,7 @@ import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'n
 import { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Attributes } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import {
     ATTR_ERROR_TYPE,
     ATTR_NETWORK_PEER_ADDRESS,
