@@ -1,7 +1,7 @@
 import * as Path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Request, ResponseObject } from '@hapi/hapi';
-import { forbidden, internal, preconditionFailed } from '../errors/index.js';
+import { forbidden, preconditionFailed } from '../errors/index.js';
 import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
 import { identityTag } from './etag.js';
@@ -10,10 +10,10 @@ import { assertOption, type FileSettings } from './file-options.js';
 import type { FileSource } from './file-source.js';
 import { traceFilePreparation } from './file-span.js';
 import { considersVariants, type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
-import { readBytes, statFd } from './fs.js';
+import { fileKeptChanging, readBytes, statFd } from './fs.js';
 import { evaluatePreconditions, hasPreconditions, needsBody } from './preconditions.js';
 import { requestedRange } from './range.js';
-import { isSameFile } from './same-file.js';
+import { hasSameBytes } from './same-file.js';
 import type { StaticState } from './state.js';
 
 /*
@@ -304,20 +304,21 @@ const readAttempts = 3;
 
 /**
  * The whole of a small open file, read once and offered to the content cache. The bytes count only
- * when the descriptor describes the same file after the read as before it: a file written meanwhile
- * is read again with its new stats (which the headers then describe), and one that never holds
- * still is a 500, never a mix of two versions under a validator of either.
+ * when the descriptor shows the same bytes after the read as before it (same-file.ts): a file written
+ * meanwhile is read again with its new stats (which the headers then describe), and one that never
+ * holds still is a 503 to retry (`fileKeptChanging`), never a mix of two versions under a validator
+ * of either.
  */
 function contentsOf(state: StaticState, file: FoundFile, attempts = readAttempts): Buffer {
     for (let attempt = 1; file.contents === null; ++attempt) {
         const size = file.stats.size;
         const contents = size === 0 ? emptyBody : readBytes(file.fd!, file.path, 0, size);
         const now = statFd(file.fd!, file.path);
-        if (isSameFile(file.stats, now)) {
+        if (contents !== null && hasSameBytes(file.stats, now)) {
             file.contents = contents;
             state.contents.set(file.path, file.stats, contents);
         } else if (attempt >= attempts) {
-            throw internal(`File ${file.path} kept changing while it was read`, { path: file.path });
+            throw fileKeptChanging(file.path);
         } else {
             file.stats = now;
         }
@@ -375,7 +376,7 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
         // Small files are read whole (once, kept for the next request) and sliced for a range.
         try {
-            // The headers are set: a file changed since they were is a 500 now, not read afresh.
+            // The headers are set: a file changed since they were is a 503 now, not read afresh.
             const contents = contentsOf(state, file, 1);
             // The whole file (no range, no start/end) is sent as it is, without a view to allocate.
             return source.offset === 0 && source.length === contents.length
@@ -411,11 +412,11 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
     return body;
 }
 
-/** A slice of a large file, read whole; a file changed since its headers were set is a 500. */
+/** A slice of a large file, read whole; a file changed since its headers were set is a 503 to retry. */
 function readUnchanged(file: FoundFile, offset: number, length: number): Buffer {
     const bytes = readBytes(file.fd!, file.path, offset, length);
-    if (!isSameFile(file.stats, statFd(file.fd!, file.path))) {
-        throw internal(`File ${file.path} changed while it was read`, { path: file.path });
+    if (bytes === null || !hasSameBytes(file.stats, statFd(file.fd!, file.path))) {
+        throw fileKeptChanging(file.path);
     }
 
     return bytes;

@@ -1,5 +1,5 @@
 import * as Fs from 'node:fs';
-import { forbidden, type HttpError, internal, notFound } from '../errors/index.js';
+import { forbidden, type HttpError, internal, notFound, serverUnavailable } from '../errors/index.js';
 
 /** What a failed file-system call becomes: the HttpError a client receives, with `data.path` (README, "Static files"). */
 export interface PathErrorData {
@@ -24,6 +24,20 @@ export function toPathError(err: NodeJS.ErrnoException, path: string): HttpError
     }
 
     return internal(`Failed to access ${path}: ${err.message}`, { path, cause: err }) as HttpError<PathErrorData>;
+}
+
+/** How long a client told to come back for a file that keeps changing waits: a rewrite takes moments. */
+const changingFileRetrySeconds = 1;
+
+/**
+ * A file that kept changing while it was read, so no one version of its bytes could be sent: a 503
+ * with `Retry-After` (README, "Static files"), because the condition is passing and no fault of the
+ * server's; an error response carries none of the file's validators.
+ */
+export function fileKeptChanging(path: string): HttpError<PathErrorData> {
+    const error = serverUnavailable(`File ${path} kept changing while it was read`, { path });
+    error.output.headers['Retry-After'] = String(changingFileRetrySeconds);
+    return error;
 }
 
 /*
@@ -85,8 +99,8 @@ export function closeFile(fd: number): void {
     } catch {}
 }
 
-/** Reads `length` bytes at `position`, looping over short reads; a file that shrank meanwhile is a 500. */
-export function readBytes(fd: number, path: string, position: number, length: number): Buffer {
+/** Reads `length` bytes at `position`, looping over short reads; null when the file shrank meanwhile. */
+export function readBytes(fd: number, path: string, position: number, length: number): Buffer | null {
     const buffer = Buffer.allocUnsafe(length);
     let offset = 0;
     while (offset < length) {
@@ -98,7 +112,7 @@ export function readBytes(fd: number, path: string, position: number, length: nu
         }
 
         if (bytesRead === 0) {
-            throw internal(`File ${path} shrank while it was read`, { path });
+            return null;
         }
 
         offset += bytesRead;
