@@ -321,7 +321,6 @@ describe('files replaced by a rename every 100 ms under concurrent load (an atom
         for (const [name, outcome] of outcomes) {
             expectOneVersion(name, outcome, written, identities);
         }
-
     });
 });
 
