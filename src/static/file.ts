@@ -10,9 +10,10 @@ import { assertOption, type FileSettings } from './file-options.js';
 import type { FileSource } from './file-source.js';
 import { traceFilePreparation } from './file-span.js';
 import { considersVariants, type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
-import { fileKeptChanging, readBytes, statFd } from './fs.js';
+import { closeFile, fileKeptChanging, openFile, readBytes, statFd } from './fs.js';
 import { evaluatePreconditions, hasPreconditions, needsBody } from './preconditions.js';
 import { requestedRange } from './range.js';
+import { awaitTurn } from './response-turn.js';
 import { hasSameBytes } from './same-file.js';
 import type { StaticState } from './state.js';
 
@@ -395,6 +396,20 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
         }
     }
 
+    const request = requestOf(response);
+    const turn = awaitTurn(request.raw.req, request.raw.res);
+    if (turn === null) {
+        return streamFile(source, file, request);
+    }
+
+    // Queued behind another response on its connection (response-turn.ts): no descriptor until its turn.
+    releaseFile(file);
+    return turn.then((connected) => (connected ? streamFile(source, reopen(file, source.path), request) : emptyBody));
+}
+
+/** The body of a streamed response, which then owns the file's descriptor. */
+function streamFile(source: FileSource, file: FoundFile, request: Request): FileBody {
+    const { state } = source;
     const { path, stats } = file;
     const hashes = source.hashWhileStreaming && source.offset === 0 && source.length === stats.size;
     const body = new FileBody({
@@ -403,13 +418,33 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
         stats,
         offset: source.offset,
         length: source.length,
-        sink: requestOf(response).raw.res,
+        sink: request.raw.res,
         // The first response of a large file hashes the bytes it sends; the next ones carry the tag.
         onHashed: hashes ? (tag) => state.etags.remember(path, stats, tag) : null
     });
     // The body now owns the descriptor and closes it when it ends or is destroyed.
     file.fd = null;
     return body;
+}
+
+/**
+ * The file its headers describe, opened again when its response's turn came: a file changed or
+ * replaced meanwhile (another inode at the path) is a 503 to retry, since those headers describe
+ * other bytes; a file gone is a 404.
+ */
+function reopen(file: FoundFile, requested: string): FoundFile {
+    const fd = openFile(file.path);
+    try {
+        if (!hasSameBytes(file.stats, statFd(fd, file.path))) {
+            throw fileKeptChanging(requested, 'changed while its response waited its turn');
+        }
+    } catch (err) {
+        closeFile(fd);
+        throw err;
+    }
+
+    file.fd = fd;
+    return file;
 }
 
 /** A slice of a large file, read whole; a file changed since its headers were set is a 503 to retry. */

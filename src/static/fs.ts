@@ -30,12 +30,13 @@ export function toPathError(err: NodeJS.ErrnoException, path: string): HttpError
 const changingFileRetrySeconds = 1;
 
 /**
- * A file that kept changing while it was read, so no one version of its bytes could be sent: a 503
- * with `Retry-After` (README, "Static files"), because the condition is passing and no fault of the
+ * A file that changed under its response (it kept changing while it was read, or was replaced while
+ * its response waited its turn), so no one version of its bytes could be sent: a 503 with
+ * `Retry-After` (README, "Static files"), because the condition is passing and no fault of the
  * server's; an error response carries none of the file's validators.
  */
-export function fileKeptChanging(path: string): HttpError<PathErrorData> {
-    const error = serverUnavailable(`File ${path} kept changing while it was read`, { path });
+export function fileKeptChanging(path: string, how = 'kept changing while it was read'): HttpError<PathErrorData> {
+    const error = serverUnavailable(`File ${path} ${how}`, { path });
     error.output.headers['Retry-After'] = String(changingFileRetrySeconds);
     return error;
 }

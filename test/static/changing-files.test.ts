@@ -233,7 +233,7 @@ describe('files rewritten every 50 ms under concurrent load', () => {
         expect(outcomes).toHaveLength(240);
         // Most responses complete: the check ends only those whose file changed under them.
         expect(complete).toBeGreaterThan(0);
-    });
+    }, 60_000);
 });
 
 /**
@@ -321,7 +321,7 @@ describe('files replaced by a rename every 100 ms under concurrent load (an atom
         for (const [name, outcome] of outcomes) {
             expectOneVersion(name, outcome, written, identities);
         }
-    });
+    }, 60_000);
 });
 
 describe('files rewritten in place every 50 ms under concurrent load', () => {
@@ -351,7 +351,7 @@ describe('files rewritten in place every 50 ms under concurrent load', () => {
         expect(
             outcomes.filter(([, outcome]) => outcome.status === 200 && outcome.end === 'complete').length
         ).toBeGreaterThan(0);
-    });
+    }, 60_000);
 
     it('answers a file rewritten faster than it can be read with 200s of one version or 503s, never a 500', async () => {
         const path = join(fixture.root, 'restless-w.bin');
@@ -391,7 +391,7 @@ describe('files rewritten in place every 50 ms under concurrent load', () => {
         // 0: a connection ended before any response (the file changed under its first chunk): no response at all.
         // 204: hapi's answer for a body of no bytes, the file read while the writer had truncated it.
         expect([...statuses.keys()].filter((status) => ![0, 200, 204, 503].includes(status))).toStrictEqual([]);
-    });
+    }, 60_000);
 });
 
 describe('a file read whole (up to 1 MiB) written while it is read', () => {
