@@ -1,4 +1,5 @@
 import * as Fs from 'node:fs';
+import * as Path from 'node:path';
 import { forbidden, type HttpError, internal, notFound, serverUnavailable } from '../errors/index.js';
 
 /** What a failed file-system call becomes: the HttpError a client receives, with `data.path` (README, "Static files"). */
@@ -82,6 +83,48 @@ export function statPath(path: string): Fs.Stats {
  */
 export function hasEntry(path: string): boolean {
     return Fs.existsSync(path);
+}
+
+/**
+ * The real path of `path`, which lies under `root` (real path `realRoot`), and the stats of the file
+ * there when they came with it. The root's own components are resolved once (its real path is kept);
+ * below it each component costs one `lstat`, and none being a symlink means the real path is
+ * `realRoot` plus the same components, and the last `lstat` is the file's `stat`. Resolving the whole
+ * path walked every component of the root again on every request (a readlink each): with the `stat`
+ * that followed, most of what a cached small file or a 304 cost. A symlink below the root, or any
+ * path not plainly under it, is resolved whole.
+ */
+export function realPathUnder(root: string, realRoot: string, path: string): { real: string; stats: Fs.Stats | null } {
+    const prefix = root.endsWith('/') ? root.length : root.length + 1;
+    if (
+        path === root ||
+        Path.sep !== '/' ||
+        !path.startsWith(root) ||
+        (prefix > root.length && path[root.length] !== '/')
+    ) {
+        return { real: realPath(path), stats: null };
+    }
+
+    let real = realRoot;
+    let stats: Fs.Stats | null = null;
+    for (const name of path.slice(prefix).split('/')) {
+        if (name === '' || name === '.' || name === '..') {
+            return { real: realPath(path), stats: null };
+        }
+
+        real = real.endsWith('/') ? `${real}${name}` : `${real}/${name}`;
+        try {
+            stats = Fs.lstatSync(real);
+        } catch (err) {
+            throw toPathError(err as NodeJS.ErrnoException, path);
+        }
+
+        if (stats.isSymbolicLink()) {
+            return { real: realPath(path), stats: null };
+        }
+    }
+
+    return { real, stats };
 }
 
 /** The path with every symlink resolved, so a confine check sees where a file really is. */

@@ -19,6 +19,7 @@ const mib = 1024 * 1024;
 let fixture: Fixture;
 let server: Hapi.Server;
 let path: string;
+let queuedPrepared = 0;
 
 beforeAll(async () => {
     fixture = createFixture();
@@ -26,6 +27,14 @@ beforeAll(async () => {
     Fs.writeFileSync(path, Buffer.alloc(size, 'pipelined'));
     server = await createServer({ routes: { files: { relativeTo: fixture.root } } });
     server.route({ method: 'GET', path: '/file/{name}', handler: (request, h) => h.file(String(request.params.name)) });
+    // Counts the requests for queued.bin that reached their response: the next step is its prepare.
+    server.ext('onPreResponse', (request, h) => {
+        if (request.path === '/file/queued.bin') {
+            queuedPrepared += 1;
+        }
+
+        return h.continue;
+    });
     await server.start();
 });
 
@@ -128,7 +137,12 @@ describe('pipelined GETs on connections whose clients do not read', () => {
                     'GET /file/queued.bin HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n'
             );
             // The second response waits behind the first, which the client does not read yet.
-            await pause(300);
+            const seen = queuedPrepared;
+            for (let waited = 0; queuedPrepared === seen && waited < 10_000; waited += 20) {
+                await pause(20);
+            }
+
+            await pause(100);
             if (replace) {
                 Fs.writeFileSync(`${queued}.next`, Buffer.alloc(2 * mib, 'second'));
                 Fs.renameSync(`${queued}.next`, queued);
