@@ -4,7 +4,7 @@ import type { Request } from '@hapi/hapi';
 import { BoundedMemo } from '../common/bounded-memo.js';
 import { forbidden, isHttpError, notFound } from '../errors/index.js';
 import type { FileSettings } from './file-options.js';
-import { closeFile, hasEntry, openFile, realPathUnder, statFd, statPath } from './fs.js';
+import { closeFile, confinedPath, hasEntry, openFile, statFd, statPath } from './fs.js';
 import { headerOf } from './request-headers.js';
 import type { StaticState } from './state.js';
 
@@ -153,15 +153,14 @@ function inspect(
     let known: Stats | null = null;
     try {
         if (confineDir !== null) {
-            const realRoot = state.realRoot(confineDir);
-            const resolved = realPathUnder(confineDir, realRoot, path);
-            if (!isWithin(resolved.real, realRoot)) {
+            const confined = confinedPath(confineDir, path);
+            if (confined === null) {
                 throw forbidden(null, { path: reportedPath });
             }
 
-            // Opening the resolved path means the file read is the file checked.
-            target = resolved.real;
-            known = resolved.stats;
+            // The file read is the file checked: through a symlink below the root, its real path is opened.
+            target = confined.path;
+            known = confined.stats;
         }
 
         if (!withBody) {

@@ -86,45 +86,56 @@ export function hasEntry(path: string): boolean {
 }
 
 /**
- * The real path of `path`, which lies under `root` (real path `realRoot`), and the stats of the file
- * there when they came with it. The root's own components are resolved once (its real path is kept);
- * below it each component costs one `lstat`, and none being a symlink means the real path is
- * `realRoot` plus the same components, and the last `lstat` is the file's `stat`. Resolving the whole
- * path walked every component of the root again on every request (a readlink each): with the `stat`
- * that followed, most of what a cached small file or a 304 cost. A symlink below the root, or any
- * path not plainly under it, is resolved whole.
+ * Where to open `path`, which lies under the confine directory `root`, once it is known to stay inside
+ * the root; null when it leads out. Each component below the root costs one `lstat`: none a symlink
+ * means the file is inside whatever the root is now (the root may itself be a symlink, a deploy's
+ * `current` swapped to the next release), so `path` itself is opened, and the last `lstat` is the
+ * file's `stat`. Resolving the whole real path instead walked every component of the root on every
+ * request (a readlink each): with the `stat` after it, most of what a cached small file or a 304 cost.
+ * A symlink below the root: the real path of `path` must lie within the root's, both resolved now.
  */
-export function realPathUnder(root: string, realRoot: string, path: string): { real: string; stats: Fs.Stats | null } {
-    const prefix = root.endsWith('/') ? root.length : root.length + 1;
-    if (
-        path === root ||
-        Path.sep !== '/' ||
-        !path.startsWith(root) ||
-        (prefix > root.length && path[root.length] !== '/')
-    ) {
-        return { real: realPath(path), stats: null };
+export function confinedPath(root: string, path: string): { path: string; stats: Fs.Stats | null } | null {
+    const plainlyUnder =
+        Path.sep === '/' &&
+        path.length > root.length &&
+        path.startsWith(root) &&
+        (root.endsWith('/') || path[root.length] === '/');
+    if (plainlyUnder) {
+        let stats: Fs.Stats | null = null;
+        let end = root.endsWith('/') ? root.length - 1 : root.length;
+        while (end < path.length) {
+            const next = path.indexOf('/', end + 1);
+            end = next === -1 ? path.length : next;
+            const name = path.slice(path.lastIndexOf('/', end - 1) + 1, end);
+            if (name === '' || name === '.' || name === '..') {
+                stats = null;
+                break;
+            }
+
+            try {
+                stats = Fs.lstatSync(path.slice(0, end));
+            } catch (err) {
+                throw toPathError(err as NodeJS.ErrnoException, path);
+            }
+
+            if (stats.isSymbolicLink()) {
+                stats = null;
+                break;
+            }
+        }
+
+        if (stats !== null) {
+            return { path, stats };
+        }
     }
 
-    let real = realRoot;
-    let stats: Fs.Stats | null = null;
-    for (const name of path.slice(prefix).split('/')) {
-        if (name === '' || name === '.' || name === '..') {
-            return { real: realPath(path), stats: null };
-        }
+    const real = realPath(path);
+    return isWithinPath(real, realPath(root)) ? { path: real, stats: null } : null;
+}
 
-        real = real.endsWith('/') ? `${real}${name}` : `${real}/${name}`;
-        try {
-            stats = Fs.lstatSync(real);
-        } catch (err) {
-            throw toPathError(err as NodeJS.ErrnoException, path);
-        }
-
-        if (stats.isSymbolicLink()) {
-            return { real: realPath(path), stats: null };
-        }
-    }
-
-    return { real, stats };
+/** True when `path` is `root` or inside it; both absolute and normalized. */
+function isWithinPath(path: string, root: string): boolean {
+    return path === root || path.startsWith(root.endsWith(Path.sep) ? root : `${root}${Path.sep}`);
 }
 
 /** The path with every symlink resolved, so a confine check sees where a file really is. */

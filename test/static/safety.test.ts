@@ -166,6 +166,33 @@ describe('Safety: a path once found inside the root is trusted only while it rea
         expect((await inject('/static/retargeted.txt')).body).toBe('two');
     });
 
+    it('serves the next release at once when the root is a symlink swapped by a deploy (current -> release)', async () => {
+        const base = join(fixture.base, 'deploys');
+        for (const release of ['release-1', 'release-2']) {
+            Fs.mkdirSync(join(base, release), { recursive: true });
+            Fs.writeFileSync(join(base, release, 'app.js'), `${release} app`);
+            // A symlink below the root, resolved whole: inside the release it belongs to.
+            Fs.symlinkSync('app.js', join(base, release, 'linked.js'));
+        }
+
+        const current = join(base, 'current');
+        Fs.symlinkSync('release-1', current);
+        const deployed = await createServer();
+        deployed.route({ method: 'GET', path: '/{p*}', handler: { directory: { path: current } } });
+        for (const url of ['/app.js', '/linked.js']) {
+            expect((await deployed.inject(url)).payload, url).toBe('release-1 app');
+        }
+
+        // The deploy: a new link renamed over `current`.
+        Fs.symlinkSync('release-2', `${current}.next`);
+        Fs.renameSync(`${current}.next`, current);
+        for (const url of ['/app.js', '/linked.js']) {
+            const res = await deployed.inject(url);
+            expect(res.statusCode, url).toBe(200);
+            expect(res.payload, url).toBe('release-2 app');
+        }
+    });
+
     it('does not trust a path found inside one root for a route confined to a narrower one', async () => {
         const inner = join(fixture.root, 'inner');
         Fs.mkdirSync(inner);
