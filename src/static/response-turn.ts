@@ -39,15 +39,29 @@ export function awaitTurn(req: IncomingMessage, res: ServerResponse): Promise<bo
             });
         }
 
+        let closed = false;
+        const onResponseClose = (): void => {
+            closed = true;
+        };
         const onClose = (): void => {
             res.off('socket', onTurn);
+            res.off('close', onResponseClose);
+            if (!closed) {
+                // node closes the responses a connection had, not one still waiting its turn: closed here
+                // like them, hapi (and any other listener) ends the request as one whose client went away.
+                res.destroy();
+                res.emit('close');
+            }
+
             resolve(false);
         };
         const onTurn = (): void => {
             waiting.delete(onClose);
+            res.off('close', onResponseClose);
             resolve(true);
         };
         waiting.add(onClose);
         res.once('socket', onTurn);
+        res.once('close', onResponseClose);
     });
 }

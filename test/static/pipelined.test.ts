@@ -167,4 +167,35 @@ describe('pipelined GETs on connections whose clients do not read', () => {
         expect(responses[1]!.toLowerCase()).not.toContain('etag');
         expect(await settled(() => descriptorsOn(queued))).toBe(0);
     });
+
+    it('lets a queued response go without opening its file when the connection closes before its turn', async () => {
+        const queued = join(fixture.root, 'queued.bin');
+        Fs.writeFileSync(queued, Buffer.alloc(2 * mib, 'queued'));
+        const responded = new Promise<number>((resolve) => {
+            const onResponse = (request: Hapi.Request): void => {
+                if (request.path === '/file/queued.bin') {
+                    server.events.removeListener('response', onResponse);
+                    resolve(Date.now());
+                }
+            };
+            server.events.on('response', onResponse);
+        });
+        const socket = Net.connect(server.info.port as number, '127.0.0.1');
+        socket.pause();
+        const get = (name: string) => `GET /file/${name} HTTP/1.1\r\nhost: localhost\r\n\r\n`;
+        socket.write(get('pipelined.bin') + get('queued.bin'));
+        const seen = queuedPrepared;
+        for (let waited = 0; queuedPrepared === seen && waited < 10_000; waited += 20) {
+            await pause(20);
+        }
+
+        await pause(100);
+        expect(descriptorsOn(queued)).toBe(0);
+        const closed = Date.now();
+        socket.destroy();
+        // hapi finishes the queued request (no hang), and nothing was left open.
+        const ended = await Promise.race([responded, pause(5000).then(() => -1)]);
+        expect(ended, 'the queued request ended').toBeGreaterThanOrEqual(closed);
+        expect(await settled(() => descriptorsOn(queued) + descriptorsOn(path))).toBe(0);
+    });
 });
