@@ -237,6 +237,12 @@ function serveFromRoot(
         return createFileResponse(state, request, foundPath, root, settings.file, found);
     }
 
+    if (foundPath !== path) {
+        // `defaultExtension` names a file: a directory by that name is refused under the name tried, as inert does.
+        releaseFile(found);
+        throw forbidden(null, { path: foundPath });
+    }
+
     releaseFile(found);
     const pathname = request.url.pathname;
     if (

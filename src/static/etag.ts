@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import * as Fs from 'node:fs';
 import { toPathError } from './fs.js';
-import { type FileIdentity, identityKey, identityOf, isSameFile } from './same-file.js';
+import { type FileIdentity, hasSameBytes, identityKey, identityOf, isSameFile } from './same-file.js';
 
 /** How the ETag of a file is made (README, "Static files"): a content hash, size and mtime, or none. */
 export type EtagMethod = 'hash' | 'simple' | false;
@@ -159,7 +159,7 @@ function hashFile(path: string, stats: Stats): Promise<string | null> {
         stream.on('end', () => {
             const now = fd === null ? null : fstatOrNull(fd);
             stream.destroy();
-            resolve(now !== null && isSameFile(stats, now) ? hash.digest('hex') : null);
+            resolve(now !== null && hasSameBytes(stats, now) ? hash.digest('hex') : null);
         });
     });
 }

@@ -3,15 +3,16 @@ import * as Fs from 'node:fs';
 import { Readable, type Writable } from 'node:stream';
 import { internal } from '../errors/index.js';
 import { toPathError } from './fs.js';
-import { type FileIdentity, identityOf, isSameFile } from './same-file.js';
+import { type FileIdentity, hasSameBytes, identityOf } from './same-file.js';
 
 /*
  * The body of a streamed file response. Two jobs no `fs.ReadStream` does:
  * - A response is never passed off as complete when it is not: a file that ends before the bytes
  *   announced in `content-length`, or whose descriptor no longer describes the file opened once
  *   the last byte is read (written, truncated, extended meanwhile), fails the stream before that
- *   last chunk goes out, and hapi then ends the connection, as nginx does. A file renamed over
- *   keeps the open descriptor on the old contents, which are sent whole.
+ *   last chunk goes out, and hapi then ends the connection, as nginx does. A file renamed over (an
+ *   atomic deploy) keeps the open descriptor on the old contents, which are sent whole: its changed
+ *   change time and link count are the path's news, not its bytes'.
  * - What a stalled response holds stays small: chunks start at 16 KiB and double up to 256 KiB only
  *   while the client keeps up (its socket has nothing queued when the next chunk is read), and nothing
  *   is read ahead of what the consumer asks for (a paused pipe asks for nothing). Large chunks are what makes large files fast
@@ -126,7 +127,7 @@ export class FileBody extends Readable {
         });
     }
 
-    /** The last chunk goes out only when the descriptor still describes the file that was opened. */
+    /** The last chunk goes out only when the descriptor still shows the bytes that were opened (same-file.ts). */
     #finish(last: Buffer): void {
         this.#busy = true;
         Fs.fstat(this.#fd, (err, now) => {
@@ -134,7 +135,7 @@ export class FileBody extends Readable {
                 return;
             }
 
-            if (err || !isSameFile(this.#opened, now)) {
+            if (err || !hasSameBytes(this.#opened, now)) {
                 this.destroy(err ? toPathError(err, this.#path) : this.#changed());
                 return;
             }

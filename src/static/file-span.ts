@@ -66,7 +66,10 @@ function describeFile(span: SpanLike, response: ResponseObject): void {
         return;
     }
 
-    const root = source.confineDir === null ? null : source.state.realRoot(source.confineDir);
+    // A file found plainly under the root is known by that path, one reached through a symlink by its real path.
+    const confineDir = source.confineDir;
+    const root =
+        confineDir === null ? null : isWithin(file.path, confineDir) ? confineDir : source.state.realRoot(confineDir);
     span.setAttribute(ATTR_FILE_PATH, root === null ? file.path : Path.relative(root, file.path));
     span.setAttribute(ATTR_FILE_SIZE, file.stats.size);
     span.setAttribute(ATTR_STATIC_ENCODING, file.encoding ?? 'identity');

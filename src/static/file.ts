@@ -1,7 +1,7 @@
 import * as Path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Request, ResponseObject } from '@hapi/hapi';
-import { forbidden, internal, preconditionFailed } from '../errors/index.js';
+import { forbidden, preconditionFailed } from '../errors/index.js';
 import { cachedFileLimit } from './content-cache.js';
 import { formatContentDisposition } from './content-disposition.js';
 import { identityTag } from './etag.js';
@@ -10,12 +10,13 @@ import { assertOption, type FileSettings } from './file-options.js';
 import type { FileSource } from './file-source.js';
 import { traceFilePreparation } from './file-span.js';
 import { considersVariants, type FoundFile, findFile, releaseFile, resolveFilePath } from './find-file.js';
-import { readBytes, statFd } from './fs.js';
+import { closeFile, fileKeptChanging, openFile, readBytes, statFd } from './fs.js';
 import { MultipartBody } from './multipart-body.js';
 import { answerRanges, multipartBytes } from './multipart-ranges.js';
 import { evaluatePreconditions, hasPreconditions, needsBody } from './preconditions.js';
 import { requestedRanges } from './range.js';
-import { isSameFile } from './same-file.js';
+import { awaitTurn } from './response-turn.js';
+import { hasSameBytes } from './same-file.js';
 import type { StaticState } from './state.js';
 
 /*
@@ -307,20 +308,21 @@ const readAttempts = 3;
 
 /**
  * The whole of a small open file, read once and offered to the content cache. The bytes count only
- * when the descriptor describes the same file after the read as before it: a file written meanwhile
- * is read again with its new stats (which the headers then describe), and one that never holds
- * still is a 500, never a mix of two versions under a validator of either.
+ * when the descriptor shows the same bytes after the read as before it (same-file.ts): a file written
+ * meanwhile is read again with its new stats (which the headers then describe), and one that never
+ * holds still is a 503 to retry (`fileKeptChanging`), never a mix of two versions under a validator
+ * of either.
  */
 function contentsOf(state: StaticState, file: FoundFile, attempts = readAttempts): Buffer {
     for (let attempt = 1; file.contents === null; ++attempt) {
         const size = file.stats.size;
         const contents = size === 0 ? emptyBody : readBytes(file.fd!, file.path, 0, size);
         const now = statFd(file.fd!, file.path);
-        if (isSameFile(file.stats, now)) {
+        if (contents !== null && hasSameBytes(file.stats, now)) {
             file.contents = contents;
             state.contents.set(file.path, file.stats, contents);
         } else if (attempt >= attempts) {
-            throw internal(`File ${file.path} kept changing while it was read`, { path: file.path });
+            throw fileKeptChanging(file.path);
         } else {
             file.stats = now;
         }
@@ -415,13 +417,13 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
     }
 
     if (source.multipart !== null) {
-        return multipartBody(source, file, requestOf(response).raw.res);
+        return multipartBody(source, file, requestOf(response));
     }
 
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
         // Small files are read whole (once, kept for the next request) and sliced for a range.
         try {
-            // The headers are set: a file changed since they were is a 500 now, not read afresh.
+            // The headers are set: a file changed since they were is a 503 now, not read afresh.
             const contents = contentsOf(state, file, 1);
             // The whole file (no range, no start/end) is sent as it is, without a view to allocate.
             return source.offset === 0 && source.length === contents.length
@@ -440,6 +442,33 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
         }
     }
 
+    const request = requestOf(response);
+    return inTurn(request, source, file, (opened) => streamFile(source, opened, request));
+}
+
+/**
+ * A streamed body made once its response's turn on the connection comes: queued behind another
+ * response (pipelining, response-turn.ts), it holds no descriptor until then, and the file is
+ * opened again and checked when the turn comes.
+ */
+function inTurn(
+    request: Request,
+    source: FileSource,
+    file: FoundFile,
+    stream: (opened: FoundFile) => Readable
+): Readable | Promise<Readable | Buffer> {
+    const turn = awaitTurn(request.raw.req, request.raw.res);
+    if (turn === null) {
+        return stream(file);
+    }
+
+    releaseFile(file);
+    return turn.then((connected) => (connected ? stream(reopen(file, source.path)) : emptyBody));
+}
+
+/** The body of a streamed response, which then owns the file's descriptor. */
+function streamFile(source: FileSource, file: FoundFile, request: Request): FileBody {
+    const { state } = source;
     const { path, stats } = file;
     const hashes = source.hashWhileStreaming && source.offset === 0 && source.length === stats.size;
     const body = new FileBody({
@@ -448,7 +477,7 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
         stats,
         offset: source.offset,
         length: source.length,
-        sink: requestOf(response).raw.res,
+        sink: request.raw.res,
         // The first response of a large file hashes the bytes it sends; the next ones carry the tag.
         onHashed: hashes ? (tag) => state.etags.remember(path, stats, tag) : null
     });
@@ -462,7 +491,11 @@ function marshalFileResponse(response: ResponseObject): Buffer | Readable | Prom
  * once when they are small (a thread-pool round trip per part would cost more than the reads), else
  * streamed from the descriptor.
  */
-function multipartBody(source: FileSource, file: FoundFile, sink: Writable): Buffer | Readable {
+function multipartBody(
+    source: FileSource,
+    file: FoundFile,
+    request: Request
+): Buffer | Readable | Promise<Readable | Buffer> {
     const multipart = source.multipart!;
     if (file.contents !== null || file.stats.size <= cachedFileLimit) {
         try {
@@ -481,17 +514,45 @@ function multipartBody(source: FileSource, file: FoundFile, sink: Writable): Buf
         }
     }
 
-    const { path, stats } = file;
-    const body = new MultipartBody({ fd: file.fd!, path, stats, multipart, sink });
-    file.fd = null;
-    return body;
+    return inTurn(request, source, file, (opened) => {
+        const body = new MultipartBody({
+            fd: opened.fd!,
+            path: opened.path,
+            stats: opened.stats,
+            multipart,
+            sink: request.raw.res
+        });
+        // The body now owns the descriptor and closes it when it ends or is destroyed.
+        opened.fd = null;
+        return body;
+    });
 }
 
-/** A slice of a large file, read whole; a file changed since its headers were set is a 500. */
+/**
+ * The file its headers describe, opened again when its response's turn came: a file changed or
+ * replaced meanwhile (another inode at the path) is a 503 to retry, since those headers describe
+ * other bytes; a file gone is a 404.
+ */
+function reopen(file: FoundFile, requested: string): FoundFile {
+    const fd = openFile(file.path);
+    try {
+        if (!hasSameBytes(file.stats, statFd(fd, file.path))) {
+            throw fileKeptChanging(requested, 'changed while its response waited its turn');
+        }
+    } catch (err) {
+        closeFile(fd);
+        throw err;
+    }
+
+    file.fd = fd;
+    return file;
+}
+
+/** A slice of a large file, read whole; a file changed since its headers were set is a 503 to retry. */
 function readUnchanged(file: FoundFile, offset: number, length: number): Buffer {
     const bytes = readBytes(file.fd!, file.path, offset, length);
-    if (!isSameFile(file.stats, statFd(file.fd!, file.path))) {
-        throw internal(`File ${file.path} changed while it was read`, { path: file.path });
+    if (bytes === null || !hasSameBytes(file.stats, statFd(file.fd!, file.path))) {
+        throw fileKeptChanging(file.path);
     }
 
     return bytes;

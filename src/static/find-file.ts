@@ -4,7 +4,7 @@ import type { Request } from '@hapi/hapi';
 import { BoundedMemo } from '../common/bounded-memo.js';
 import { forbidden, isHttpError, notFound } from '../errors/index.js';
 import type { FileSettings } from './file-options.js';
-import { closeFile, hasEntry, openFile, realPath, statFd, statPath } from './fs.js';
+import { closeFile, confinedPath, hasEntry, openFile, statFd, statPath } from './fs.js';
 import { headerOf } from './request-headers.js';
 import type { StaticState } from './state.js';
 
@@ -149,25 +149,27 @@ function inspect(
     withBody: boolean
 ): FoundFile {
     let target = path;
+    /** The file's stats when resolving its real path gave them. */
+    let known: Stats | null = null;
     try {
         if (confineDir !== null) {
-            const realRoot = state.realRoot(confineDir);
-            const real = realPath(path);
-            if (!isWithin(real, realRoot)) {
+            const confined = confinedPath(confineDir, path);
+            if (confined === null) {
                 throw forbidden(null, { path: reportedPath });
             }
 
-            // Opening the resolved path means the file read is the file checked.
-            target = real;
+            // The file read is the file checked: through a symlink below the root, its real path is opened.
+            target = confined.path;
+            known = confined.stats;
         }
 
         if (!withBody) {
-            return { path: target, stats: statPath(target), fd: null, contents: null, encoding };
+            return { path: target, stats: known ?? statPath(target), fd: null, contents: null, encoding };
         }
 
         // A small file read before costs one stat instead of open, fstat, read and close.
         if (state.contents.has(target)) {
-            const stats = statPath(target);
+            const stats = known ?? statPath(target);
             const contents = state.contents.get(target, stats);
             if (contents !== null) {
                 return { path: target, stats, fd: null, contents, encoding };

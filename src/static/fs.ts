@@ -1,5 +1,6 @@
 import * as Fs from 'node:fs';
-import { forbidden, type HttpError, internal, notFound } from '../errors/index.js';
+import * as Path from 'node:path';
+import { forbidden, type HttpError, internal, notFound, serverUnavailable } from '../errors/index.js';
 
 /** What a failed file-system call becomes: the HttpError a client receives, with `data.path` (README, "Static files"). */
 export interface PathErrorData {
@@ -24,6 +25,21 @@ export function toPathError(err: NodeJS.ErrnoException, path: string): HttpError
     }
 
     return internal(`Failed to access ${path}: ${err.message}`, { path, cause: err }) as HttpError<PathErrorData>;
+}
+
+/** How long a client told to come back for a file that keeps changing waits: a rewrite takes moments. */
+const changingFileRetrySeconds = 1;
+
+/**
+ * A file that changed under its response (it kept changing while it was read, or was replaced while
+ * its response waited its turn), so no one version of its bytes could be sent: a 503 with
+ * `Retry-After` (README, "Static files"), because the condition is passing and no fault of the
+ * server's; an error response carries none of the file's validators.
+ */
+export function fileKeptChanging(path: string, how = 'kept changing while it was read'): HttpError<PathErrorData> {
+    const error = serverUnavailable(`File ${path} ${how}`, { path });
+    error.output.headers['Retry-After'] = String(changingFileRetrySeconds);
+    return error;
 }
 
 /*
@@ -69,6 +85,59 @@ export function hasEntry(path: string): boolean {
     return Fs.existsSync(path);
 }
 
+/**
+ * Where to open `path`, which lies under the confine directory `root`, once it is known to stay inside
+ * the root; null when it leads out. Each component below the root costs one `lstat`: none a symlink
+ * means the file is inside whatever the root is now (the root may itself be a symlink, a deploy's
+ * `current` swapped to the next release), so `path` itself is opened, and the last `lstat` is the
+ * file's `stat`. Resolving the whole real path instead walked every component of the root on every
+ * request (a readlink each): with the `stat` after it, most of what a cached small file or a 304 cost.
+ * A symlink below the root: the real path of `path` must lie within the root's, both resolved now.
+ */
+export function confinedPath(root: string, path: string): { path: string; stats: Fs.Stats | null } | null {
+    const plainlyUnder =
+        Path.sep === '/' &&
+        path.length > root.length &&
+        path.startsWith(root) &&
+        (root.endsWith('/') || path[root.length] === '/');
+    if (plainlyUnder) {
+        let stats: Fs.Stats | null = null;
+        let end = root.endsWith('/') ? root.length - 1 : root.length;
+        while (end < path.length) {
+            const next = path.indexOf('/', end + 1);
+            end = next === -1 ? path.length : next;
+            const name = path.slice(path.lastIndexOf('/', end - 1) + 1, end);
+            if (name === '' || name === '.' || name === '..') {
+                stats = null;
+                break;
+            }
+
+            try {
+                stats = Fs.lstatSync(path.slice(0, end));
+            } catch (err) {
+                throw toPathError(err as NodeJS.ErrnoException, path);
+            }
+
+            if (stats.isSymbolicLink()) {
+                stats = null;
+                break;
+            }
+        }
+
+        if (stats !== null) {
+            return { path, stats };
+        }
+    }
+
+    const real = realPath(path);
+    return isWithinPath(real, realPath(root)) ? { path: real, stats: null } : null;
+}
+
+/** True when `path` is `root` or inside it; both absolute and normalized. */
+function isWithinPath(path: string, root: string): boolean {
+    return path === root || path.startsWith(root.endsWith(Path.sep) ? root : `${root}${Path.sep}`);
+}
+
 /** The path with every symlink resolved, so a confine check sees where a file really is. */
 export function realPath(path: string): string {
     try {
@@ -85,8 +154,8 @@ export function closeFile(fd: number): void {
     } catch {}
 }
 
-/** Reads `length` bytes at `position`, looping over short reads; a file that shrank meanwhile is a 500. */
-export function readBytes(fd: number, path: string, position: number, length: number): Buffer {
+/** Reads `length` bytes at `position`, looping over short reads; null when the file shrank meanwhile. */
+export function readBytes(fd: number, path: string, position: number, length: number): Buffer | null {
     const buffer = Buffer.allocUnsafe(length);
     let offset = 0;
     while (offset < length) {
@@ -98,7 +167,7 @@ export function readBytes(fd: number, path: string, position: number, length: nu
         }
 
         if (bytesRead === 0) {
-            throw internal(`File ${path} shrank while it was read`, { path });
+            return null;
         }
 
         offset += bytesRead;

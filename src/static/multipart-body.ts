@@ -4,7 +4,7 @@ import { internal } from '../errors/index.js';
 import { FileBody } from './file-body.js';
 import { readBytes, statFd } from './fs.js';
 import type { MultipartPart, MultipartRanges } from './multipart-ranges.js';
-import { type FileIdentity, isSameFile } from './same-file.js';
+import { type FileIdentity, hasSameBytes } from './same-file.js';
 
 /*
  * The streamed body of a multipart/byteranges response. A large part is its header, then its bytes
@@ -108,11 +108,17 @@ export class MultipartBody extends Readable {
         try {
             do {
                 const { header, offset, length } = multipart.parts[this.#next++]!;
-                chunks.push(header, readBytes(fd, path, offset, length));
+                const part = readBytes(fd, path, offset, length);
+                if (part === null) {
+                    throw internal(`File ${path} shrank while it was sent`, { path });
+                }
+
+                chunks.push(header, part);
                 bytes += header.length + length;
             } while (this.#next < multipart.parts.length && fitsBatch(multipart.parts[this.#next]!, bytes));
 
-            if (!isSameFile(stats, statFd(fd, path))) {
+            // Its bytes, not its path: a file renamed over or unlinked meanwhile still has them.
+            if (!hasSameBytes(stats, statFd(fd, path))) {
                 throw internal(`File ${path} changed while it was sent`, { path });
             }
         } catch (err) {

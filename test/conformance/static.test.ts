@@ -38,7 +38,9 @@ const files: Record<string, string | Buffer> = {
     'listed/sub/x.txt': 'x',
     'odd/with space.txt': 'space',
     'odd/ünï.txt': 'unicode',
-    'second/only-in-second.txt': 'second root'
+    'second/only-in-second.txt': 'second root',
+    // A directory named like a file with the default extension, with an index inside.
+    'ext-dir.html/index.html': '<h1>not a page</h1>'
 };
 
 let base: string;
@@ -56,6 +58,7 @@ beforeAll(() => {
     }
 
     // A sibling whose name starts with the root's, and a directory outside it.
+    Fs.mkdirSync(join(root, 'bare-dir.html'));
     Fs.mkdirSync(join(base, 'public-sibling'));
     Fs.writeFileSync(join(base, 'public-sibling', 'sibling.txt'), 'sibling secret');
     Fs.mkdirSync(join(base, 'outside'));
@@ -428,6 +431,35 @@ describe('Conformance with @hapi/inert: the directory handler (README, "Static f
         ['a wrong type', () => 42]
     ])('path as a function returning %s', async (_title, path) => {
         await sameForAll({ routes: [directoryRoute({ path })] }, ['/a.txt', '/index.html', '/missing']);
+    });
+
+    it('data.path of an error names the path last tried, the defaultExtension retry included', async () => {
+        // The error's data reaches no client: an onPreResponse extension shows it, relative to the root.
+        const showPath = (server: Hapi.Server): void => {
+            server.ext('onPreResponse', (request, h) => {
+                const response = request.response as { isBoom?: boolean; data?: { path?: unknown } | null };
+                if (response.isBoom) {
+                    const path = String(response.data?.path ?? '-');
+                    (response as unknown as { output: { headers: Record<string, string> } }).output.headers['x-path'] =
+                        path.startsWith(root) ? path.slice(root.length) : path;
+                }
+
+                return h.continue;
+            });
+        };
+        for (const defaultExtension of ['html', undefined]) {
+            await sameForAll({ routes: [directoryRoute({ defaultExtension })], configure: showPath }, [
+                '/missing',
+                '/about',
+                '/ext-dir',
+                // A miss with a trailing slash keeps it in inert's data.path only: the retry's case alone here.
+                ...(defaultExtension === undefined ? [] : ['/ext-dir/']),
+                '/bare-dir',
+                '/hello.txt/x',
+                '/dir/nope',
+                '/listed'
+            ]);
+        }
     });
 
     it('path as an array of roots: the first that has the file wins', async () => {

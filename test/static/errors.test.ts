@@ -27,7 +27,7 @@ afterEach(() => {
 });
 
 type AsyncFsName = 'open' | 'stat' | 'readdir';
-type SyncFsName = 'openSync' | 'realpathSync' | 'statSync' | 'fstatSync' | 'readSync';
+type SyncFsName = 'openSync' | 'realpathSync' | 'lstatSync' | 'statSync' | 'fstatSync' | 'readSync';
 
 /**
  * Makes one fs call fail with `code` for paths containing `marker` (descriptor-based calls always
@@ -234,7 +234,7 @@ describe('static serving errors: their status and data.path', () => {
         }
     });
 
-    it('a file that shrinks while it is read is a 500', async () => {
+    it('a file that shrinks while it is read, after its headers were set, is a 503 to retry (README, "Static files")', async () => {
         const path = join(fixture.root, 'shrinking.txt');
         fs.writeFileSync(path, 'twelve bytes');
         const server = await fileServer({ etagMethod: false });
@@ -253,7 +253,9 @@ describe('static serving errors: their status and data.path', () => {
             (fs as unknown as { readSync: Function }).readSync = original;
             syncBuiltinESMExports();
         });
-        expect((await server.inject('/file/shrinking.txt')).statusCode).toBe(500);
+        const res = await server.inject('/file/shrinking.txt');
+        expect(res.statusCode).toBe(503);
+        expect(res.headers['retry-after']).toBe('1');
     });
 
     it('an error without a code is a 500', async () => {
@@ -283,21 +285,21 @@ describe('static serving errors: their status and data.path', () => {
 
     it('an index lookup failing other than missing is the answer', async () => {
         const server = await fileServer();
-        failFs('realpathSync', 'EACCES', 'index.html');
+        failFs('lstatSync', 'EACCES', 'index.html');
         expect((await server.inject('/dir/dir/')).statusCode).toBe(403);
     });
 
     it('a pre-compressed variant failing other than missing is the answer', async () => {
         const server = await createServer({ routes: { files: { relativeTo: fixture.root } } });
         server.route({ method: 'GET', path: '/', handler: { file: { path: 'large.txt', lookupCompressed: true } } });
-        failFs('realpathSync', 'EACCES', 'large.txt.gz');
+        failFs('lstatSync', 'EACCES', 'large.txt.gz');
         expect((await server.inject({ url: '/', headers: { 'accept-encoding': 'gzip' } })).statusCode).toBe(403);
     });
 
     it('a file in a second root failing other than missing is the answer', async () => {
         const server = await createServer({ routes: { files: { relativeTo: fixture.root } } });
         server.route({ method: 'GET', path: '/{p*}', handler: { directory: { path: ['second', '.'] } } });
-        failFs('realpathSync', 'EACCES', 'root/hello.txt');
+        failFs('lstatSync', 'EACCES', 'root/hello.txt');
         expect((await server.inject('/hello.txt')).statusCode).toBe(403);
     });
 });

@@ -110,6 +110,102 @@ describe('Safety: path traversal never escapes the directory or the confine root
     });
 });
 
+describe('Safety: a path once found inside the root is trusted only while it reaches the same file', () => {
+    const inject = async (url: string, headers: Record<string, string> = {}, method = 'GET') => {
+        const res = await server.inject({ method, url, headers });
+        return { status: res.statusCode, body: res.payload, etag: res.headers.etag as string | undefined };
+    };
+
+    it('refuses a file replaced by a symlink to a file outside, for GET, HEAD and a conditional GET', async () => {
+        for (const [index, ask] of [
+            (url: string) => inject(url),
+            (url: string) => inject(url, {}, 'HEAD'),
+            (url: string) => inject(url, { 'if-none-match': '"anything"' })
+        ].entries()) {
+            const name = `swapped-${index}.txt`;
+            const path = join(fixture.root, name);
+            Fs.writeFileSync(path, 'inside');
+            for (const prefix of ['/static/', '/file/']) {
+                // Twice: the second request finds the path known.
+                expect((await ask(`${prefix}${name}`)).status).toBe(200);
+                expect((await ask(`${prefix}${name}`)).status).toBe(200);
+            }
+
+            Fs.unlinkSync(path);
+            Fs.symlinkSync(join(fixture.outside, 'secret.txt'), path);
+            for (const prefix of ['/static/', '/file/']) {
+                const res = await ask(`${prefix}${name}`);
+                expect(res.status, `${prefix}${name}`).toBe(403);
+                expect(res.body).not.toContain('outside secret');
+            }
+        }
+    });
+
+    it('refuses a file whose directory was replaced by a symlink to a directory outside', async () => {
+        const dir = join(fixture.root, 'swapped-dir');
+        Fs.mkdirSync(dir);
+        Fs.writeFileSync(join(dir, 'secret.txt'), 'inside');
+        expect((await inject('/static/swapped-dir/secret.txt')).body).toBe('inside');
+        expect((await inject('/static/swapped-dir/secret.txt')).body).toBe('inside');
+        Fs.renameSync(dir, `${dir}-away`);
+        Fs.symlinkSync(fixture.outside, dir);
+        const res = await inject('/static/swapped-dir/secret.txt');
+        expect(res.status).toBe(403);
+        expect(res.body).not.toContain('outside secret');
+    });
+
+    it('follows a symlink inside the root to its new target once it is retargeted', async () => {
+        Fs.writeFileSync(join(fixture.root, 'target-1.txt'), 'one');
+        Fs.writeFileSync(join(fixture.root, 'target-2.txt'), 'two');
+        const link = join(fixture.root, 'retargeted.txt');
+        Fs.symlinkSync('target-1.txt', link);
+        expect((await inject('/static/retargeted.txt')).body).toBe('one');
+        expect((await inject('/static/retargeted.txt')).body).toBe('one');
+        Fs.unlinkSync(link);
+        Fs.symlinkSync('target-2.txt', link);
+        expect((await inject('/static/retargeted.txt')).body).toBe('two');
+    });
+
+    it('serves the next release at once when the root is a symlink swapped by a deploy (current -> release)', async () => {
+        const base = join(fixture.base, 'deploys');
+        for (const release of ['release-1', 'release-2']) {
+            Fs.mkdirSync(join(base, release), { recursive: true });
+            Fs.writeFileSync(join(base, release, 'app.js'), `${release} app`);
+            // A symlink below the root, resolved whole: inside the release it belongs to.
+            Fs.symlinkSync('app.js', join(base, release, 'linked.js'));
+        }
+
+        const current = join(base, 'current');
+        Fs.symlinkSync('release-1', current);
+        const deployed = await createServer();
+        deployed.route({ method: 'GET', path: '/{p*}', handler: { directory: { path: current } } });
+        for (const url of ['/app.js', '/linked.js']) {
+            expect((await deployed.inject(url)).payload, url).toBe('release-1 app');
+        }
+
+        // The deploy: a new link renamed over `current`.
+        Fs.symlinkSync('release-2', `${current}.next`);
+        Fs.renameSync(`${current}.next`, current);
+        for (const url of ['/app.js', '/linked.js']) {
+            const res = await deployed.inject(url);
+            expect(res.statusCode, url).toBe(200);
+            expect(res.payload, url).toBe('release-2 app');
+        }
+    });
+
+    it('does not trust a path found inside one root for a route confined to a narrower one', async () => {
+        const inner = join(fixture.root, 'inner');
+        Fs.mkdirSync(inner);
+        Fs.symlinkSync('../hello.txt', join(inner, 'up.txt'));
+        const narrow = await createServer({ routes: { files: { relativeTo: fixture.root } } });
+        narrow.route({ method: 'GET', path: '/wide/{p*}', handler: { directory: { path: '.' } } });
+        narrow.route({ method: 'GET', path: '/narrow/{p*}', handler: { directory: { path: 'inner' } } });
+        expect((await narrow.inject('/wide/inner/up.txt')).statusCode).toBe(200);
+        expect((await narrow.inject('/wide/inner/up.txt')).statusCode).toBe(200);
+        expect((await narrow.inject('/narrow/up.txt')).statusCode).toBe(403);
+    });
+});
+
 describe('Safety: hidden segments anywhere are 404 unless showHidden', () => {
     it('hides dot-files and dot-directories at any depth', async () => {
         for (const path of [
