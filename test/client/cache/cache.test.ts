@@ -5,6 +5,7 @@ import { MemoryCacheStore } from '../../../src/client/cache/memory-store.js';
 import type { CachedResponse, CacheStore } from '../../../src/client/cache/store.js';
 import { Client } from '../../../src/client/client.js';
 import { client as plainClient } from '../../../src/client/index.js';
+import type { Timings } from '../../../src/client/timings.js';
 import type { ResponseDetails } from '../../../src/client/types.js';
 import { isHttpError } from '../../../src/errors/index.js';
 import { startHttp, startUnix, type TestServer } from '../helpers.js';
@@ -698,6 +699,48 @@ describe('Cache: the event pipeline', () => {
         expect(events).toHaveLength(5);
         expect(hitDetails!.req).toBeUndefined();
         expect(hitDetails!.uri.pathname).toBe(path);
+    });
+
+    it('timings: a hit has no connection and no wire phases, a revalidation the phases of its hop on the wire', async () => {
+        const client = new Client().defaults({ events: true, cache: true });
+        const timings: Timings[] = [];
+        client.events!.on('response', (_err, details) => timings.push(details.timings));
+        const url = serve((_req, res, count) => {
+            res.writeHead(count === 1 ? 200 : 304, { 'cache-control': 'max-age=0', etag: '"t"' });
+            res.end(count === 1 ? 'body' : undefined);
+        });
+        const fresh = serve(reply(200, { 'cache-control': 'max-age=60' }, 'fresh body'));
+        await client.get(fresh);
+        const before = Date.now();
+        const hit = await client.get(fresh);
+        expect(hit.res.headers['cache-status']).toMatch(/hit/);
+        const hitTimings = hit.res.timings;
+        // The same record on the response and on the event.
+        expect(timings.at(-1)).toBe(hitTimings);
+        expect(hitTimings.start).toBeGreaterThanOrEqual(before - 1);
+        expect(hitTimings.response).toBeGreaterThanOrEqual(hitTimings.start);
+        expect(hitTimings.end).toBeGreaterThanOrEqual(hitTimings.response!);
+        for (const moment of ['socket', 'lookup', 'connect', 'secureConnect', 'upload', 'error', 'abort'] as const) {
+            expect(hitTimings[moment]).toBeUndefined();
+        }
+
+        for (const phase of ['wait', 'dns', 'tcp', 'tls', 'request', 'firstByte'] as const) {
+            expect(hitTimings.phases[phase]).toBeUndefined();
+        }
+
+        expect(hitTimings.phases.download).toBeGreaterThanOrEqual(0);
+        expect(hitTimings.phases.total).toBeGreaterThanOrEqual(0);
+
+        await client.get(url);
+        const revalidated = await client.get(url);
+        expect(revalidated.res.headers['cache-status']).toMatch(/fwd-status=304/);
+        // The stored body answers, with the record of the hop that revalidated it.
+        const wire = revalidated.res.timings;
+        expect(wire.socket).toBeDefined();
+        expect(wire.upload).toBeDefined();
+        expect(wire.phases.firstByte).toBeGreaterThanOrEqual(0);
+        expect(wire.end).toBeGreaterThanOrEqual(wire.response!);
+        expect(timings.at(-1)).toBe(wire);
     });
 
     it('a throwing listener fails a hit as it fails a request', async () => {
