@@ -122,6 +122,40 @@ describe('pipelined GETs on connections whose clients do not read', () => {
         expect(await settled(() => descriptorsOn(path))).toBe(0);
     }, 60_000);
 
+    it('three pipelined multipart (several ranges) GETs: the queued ones wait their turn too, one descriptor per connection', async () => {
+        const count = 20;
+        const sockets: Net.Socket[] = [];
+        try {
+            await Promise.all(
+                Array.from(
+                    { length: count },
+                    () =>
+                        new Promise<void>((resolve, reject) => {
+                            const socket = Net.connect(server.info.port as number, '127.0.0.1', () => {
+                                socket.pause();
+                                // Two 2 MiB parts (all but 4 KiB of the file): streamed from the descriptor, not read at once.
+                                const get =
+                                    'GET /file/pipelined.bin HTTP/1.1\r\nhost: localhost\r\n' +
+                                    'range: bytes=0-2097151,2101248-4194303\r\n\r\n';
+                                socket.write(get + get + get, () => resolve());
+                            });
+                            socket.once('error', reject);
+                            sockets.push(socket);
+                        })
+                )
+            );
+            const held = await settled(() => descriptorsOn(path));
+            expect(held).toBeGreaterThan(0);
+            expect(held).toBeLessThanOrEqual(count);
+        } finally {
+            for (const socket of sockets) {
+                socket.destroy();
+            }
+        }
+
+        expect(await settled(() => descriptorsOn(path))).toBe(0);
+    }, 60_000);
+
     it('sends the queued response whole once its turn comes, and a 503 to retry when its file was replaced meanwhile', async () => {
         const queued = join(fixture.root, 'queued.bin');
         const first = Buffer.alloc(2 * mib, 'first');
