@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { type Attributes, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
+import { timestamp } from '../src/client/hop-timings.js';
 import type { Timings } from '../src/client/timings.js';
 import type { RequestUri } from '../src/client/types.js';
 import { serverAddress, serverPort } from './attributes.js';
@@ -76,7 +77,7 @@ export class ConnectionMetrics {
         attributes[ATTR_DNS_QUESTION_NAME] = req?.host ?? serverAddress(uri);
         let duration = timings.phases.dns;
         if (duration === undefined) {
-            duration = (timings.error ?? timings.abort ?? epochNow()) - timings.socket!;
+            duration = (timings.error ?? timings.abort ?? timestamp()) - timings.socket!;
             attributes[ATTR_ERROR_TYPE] = failureErrorType(err!, undefined) ?? ERROR_TYPE_VALUE_OTHER;
         }
 
@@ -101,7 +102,7 @@ export class ConnectionMetrics {
             attributes[ATTR_NETWORK_PEER_ADDRESS] = socket.remoteAddress;
         }
 
-        const record = () => this.connectionDuration.record((epochNow() - connectedAt) / 1000, attributes);
+        const record = () => this.connectionDuration.record((timestamp() - connectedAt) / 1000, attributes);
         if (socket.closed) {
             record();
         } else {
@@ -122,9 +123,4 @@ function isLookupFailure(err: Error | undefined): boolean {
     const { data } = err as { data?: { code?: unknown } };
     const code = data?.code ?? (err as { code?: unknown }).code;
     return typeof code === 'string' && lookupFailures.has(code);
-}
-
-/** Now, on the clock of `timings`: epoch milliseconds with sub-millisecond precision. */
-function epochNow(): number {
-    return performance.timeOrigin + performance.now();
 }

@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api';
+import { monotonicAt } from '../src/client/hop-timings.js';
 import type { TimeoutPhase, TimingPhases, Timings } from '../src/client/timings.js';
 
 /*
@@ -41,8 +42,8 @@ export function recordPhases(span: Span, timings: Timings): void {
     for (const [moment, name] of eventEntries) {
         const at = timings[moment];
         if (at !== undefined) {
-            // Epoch milliseconds, as the SDK takes a time it is given.
-            span.addEvent(name, at);
+            // As a monotonic reading, which the SDK places on the span's own timeline.
+            span.addEvent(name, monotonicAt(at));
         }
     }
 

@@ -5,6 +5,7 @@ import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:htt
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { monotonicAt, timestamp } from '../../src/client/hop-timings.js';
 import { CLIENT_CHANNELS, client, type ResponseMessage, type Timings } from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
 import { selfSignedCertificate, startHttp, startUnix, type TestServer } from './helpers.js';
@@ -456,5 +457,20 @@ describe('Timings: nothing left behind', () => {
         }
 
         destroyAgents(agents);
+    });
+});
+
+describe('Timings: the clock', () => {
+    it('reads as the wall clock (Date.now()) and maps back onto the monotonic clock OpenTelemetry places span events by', () => {
+        for (let i = 0; i < 50; ++i) {
+            const before = Date.now();
+            const at = timestamp();
+            const after = Date.now();
+            // Date.now() counts whole milliseconds; the anchor may lag the wall clock by 2 ms before it moves.
+            expect(at).toBeGreaterThanOrEqual(before - 3);
+            expect(at).toBeLessThanOrEqual(after + 3);
+            const monotonic = performance.now();
+            expect(Math.abs(monotonicAt(timestamp()) - monotonic)).toBeLessThan(1);
+        }
     });
 });
