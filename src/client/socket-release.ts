@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 /**
  * What happens when an agent takes a socket back (the README's "Agents" and "Stale connections"):
