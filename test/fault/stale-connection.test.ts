@@ -7,7 +7,7 @@ import { instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
 import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/socket-release.js';
 import { isHttpError } from '../../src/errors/index.js';
-import { settle, socketCount, startHttp, type TestServer } from '../client/helpers.js';
+import { settle, socketCount, startHttp, type TestServer, timerCount } from '../client/helpers.js';
 import { setupOtel } from '../instrumentation/otel.js';
 
 /**
@@ -222,6 +222,17 @@ describe('stale connections: idle connections retired before the server closes t
                 api.agents.http.destroy();
             })
         );
+    });
+
+    it('a pooled connection waiting for its limit keeps nothing alive: no timer of the process is held', async () => {
+        const api = new Client();
+        const timers = timerCount();
+        await api.get(`${server.url}/ok?hint=timeout%3D60`);
+        const socket = await freeSocket(api);
+        // Retired in 59 s by then; an unref'd timer, like the pooled socket, lets the process exit before.
+        expect(timerCount()).toBe(timers);
+        expect(socket.destroyed).toBe(false);
+        api.agents.http.destroy();
     });
 
     it('the latest response speaks for the connection: one without a timeout lets it idle', async () => {
