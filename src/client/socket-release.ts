@@ -21,6 +21,11 @@ import { performance } from 'node:perf_hooks';
 /** Taken off the server's idle timeout: a request must reach it well before it closes. */
 export const keepAliveMarginMs = 1_000;
 
+// The timer functions as the module found them: pool housekeeping keeps its own clock, as Node's socket
+// timeouts do, when a test later fakes the global ones (vi.useFakeTimers() counts and drives only the
+// caller's timers, such as a retry's wait).
+const { setTimeout: startTimer, clearTimeout: stopTimer } = globalThis;
+
 // A timer can fire a little before its time (it counts from the event loop's cached clock): a socket
 // due within this is retired by the sweep at hand rather than by another timer a few ms later.
 const sweepSlackMs = 10;
@@ -128,12 +133,12 @@ class IdleSweep {
 
     private arm(at: number, now: number): void {
         if (this.timer !== undefined) {
-            clearTimeout(this.timer);
+            stopTimer(this.timer);
         }
 
         this.due = at;
         // Unref'd like the pooled sockets themselves: an idle pool never keeps the process alive.
-        this.timer = setTimeout(sweepIdle, at - now, this).unref();
+        this.timer = startTimer(sweepIdle, at - now, this).unref();
     }
 
     /** Destroys the free sockets that are due (the agent drops them as they close) and re-arms for the next. */
