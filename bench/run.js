@@ -5,7 +5,7 @@
 // runs the build of another checkout, `tracewire@baseline`, interleaved beside this one) and `--rounds=N` (the
 // client section's measured rounds, for a comparison that needs more than the default 5).
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -115,8 +115,19 @@ async function main() {
         baseline === undefined &&
         flags.rounds === undefined;
     const file = full ? 'results.md' : 'results.partial.md';
-    await writeFile(new URL(`./${file}`, import.meta.url), `# tracewire benchmark results\n\n${markdown}`);
+    const notes = full ? await keptNotes(new URL('./results.md', import.meta.url)) : '';
+    await writeFile(new URL(`./${file}`, import.meta.url), `# tracewire benchmark results\n\n${markdown}${notes}`);
     log(`\nWritten to bench/${file}; ${failures} target(s) missed.`);
+}
+
+// Hand-written findings at the end of results.md (profiles, focused measurements) outlive the tables a
+// full run replaces: everything from this marker on is carried over.
+const notesMarker = '<!-- notes: kept by bench/run.js across runs -->';
+
+async function keptNotes(file) {
+    const previous = await readFile(file, 'utf8').catch(() => '');
+    const at = previous.indexOf(notesMarker);
+    return at === -1 ? '' : `\n${previous.slice(at)}`;
 }
 
 main().catch((error) => {
