@@ -2,9 +2,10 @@
 // tracing, the errors, memory), printed as Markdown tables of ratios and written to bench/results.md (a quick or
 // partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look),
 // `--only=client|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client section also
-// runs the build of another checkout, `tracewire@baseline`, interleaved beside this one).
+// runs the build of another checkout, `tracewire@baseline`, interleaved beside this one) and `--rounds=N` (the
+// client section's measured rounds, for a comparison that needs more than the default 5).
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,12 +24,19 @@ const sections = {
 };
 
 function parseFlags(argv) {
-    const flags = { quick: false, only: Object.keys(sections), baseline: undefined };
+    const flags = { quick: false, only: Object.keys(sections), baseline: undefined, rounds: undefined };
     for (const argument of argv) {
         if (argument === '--quick') {
             flags.quick = true;
         } else if (argument.startsWith('--baseline=')) {
             flags.baseline = path.resolve(argument.slice('--baseline='.length));
+        } else if (argument.startsWith('--rounds=')) {
+            const rounds = Number(argument.slice('--rounds='.length));
+            if (!Number.isInteger(rounds) || rounds < 1) {
+                throw new Error(`--rounds takes a positive integer, got ${argument}`);
+            }
+
+            flags.rounds = rounds;
         } else if (argument.startsWith('--only=')) {
             const names = argument.slice('--only='.length).split(',').filter(Boolean);
             const unknown = names.filter((name) => !(name in sections));
@@ -39,7 +47,7 @@ function parseFlags(argv) {
             flags.only = names;
         } else {
             throw new Error(
-                `Unknown flag ${argument}: use --quick, --only=${Object.keys(sections).join('|')} and --baseline=<dir>`
+                `Unknown flag ${argument}: use --quick, --only=${Object.keys(sections).join('|')}, --baseline=<dir> and --rounds=N`
             );
         }
     }
@@ -84,7 +92,7 @@ async function main() {
         const section = sections[name];
         const sectionStart = Date.now();
         log(`\n== ${section.heading}`);
-        const result = await section.run({ quick: flags.quick, baseline, log });
+        const result = await section.run({ quick: flags.quick, baseline, rounds: flags.rounds, log });
         const seconds = ((Date.now() - sectionStart) / 1000).toFixed(0);
         log(`   (${seconds} s)`);
         failures += result.failures ?? 0;
@@ -101,10 +109,25 @@ async function main() {
     const markdown = `${header}\n\n${parts.join('\n')}`;
     process.stdout.write(`\n${markdown}`);
     // bench/results.md holds the last full run: a quick, partial or baseline one must not replace it.
-    const full = !flags.quick && flags.only.length === Object.keys(sections).length && baseline === undefined;
+    const full =
+        !flags.quick &&
+        flags.only.length === Object.keys(sections).length &&
+        baseline === undefined &&
+        flags.rounds === undefined;
     const file = full ? 'results.md' : 'results.partial.md';
-    await writeFile(new URL(`./${file}`, import.meta.url), `# tracewire benchmark results\n\n${markdown}`);
+    const notes = full ? await keptNotes(new URL('./results.md', import.meta.url)) : '';
+    await writeFile(new URL(`./${file}`, import.meta.url), `# tracewire benchmark results\n\n${markdown}${notes}`);
     log(`\nWritten to bench/${file}; ${failures} target(s) missed.`);
+}
+
+// Hand-written findings at the end of results.md (profiles, focused measurements) outlive the tables a
+// full run replaces: everything from this marker on is carried over.
+const notesMarker = '<!-- notes: kept by bench/run.js across runs -->';
+
+async function keptNotes(file) {
+    const previous = await readFile(file, 'utf8').catch(() => '');
+    const at = previous.indexOf(notesMarker);
+    return at === -1 ? '' : `\n${previous.slice(at)}`;
 }
 
 main().catch((error) => {

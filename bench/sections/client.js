@@ -151,7 +151,11 @@ function bodyOf(result) {
     return Buffer.isBuffer(result) ? result : result.payload;
 }
 
-/** Runs `count` operations with `concurrency` in flight; returns operations per second. */
+/**
+ * Runs `count` operations with `concurrency` in flight; returns operations per second and this
+ * process's CPU µs per operation (the client's side only: the origin runs in its own process). On a
+ * shared machine the CPU figure moves less than the rate, which also waits for the other processes.
+ */
 async function runCase(call, count, concurrency) {
     let issued = 0;
     const worker = async () => {
@@ -161,18 +165,23 @@ async function runCase(call, count, concurrency) {
         }
     };
     const start = process.hrtime.bigint();
+    const cpuStart = process.cpuUsage();
     await Promise.all(Array.from({ length: concurrency }, worker));
-    return count / (Number(process.hrtime.bigint() - start) / 1e9);
+    const cpu = process.cpuUsage(cpuStart);
+    return {
+        rate: count / (Number(process.hrtime.bigint() - start) / 1e9),
+        cpuPerOperation: (cpu.user + cpu.system) / count
+    };
 }
 
-export async function runClientSection({ quick, baseline, log }) {
-    const rounds = quick ? 2 : 5;
-    const minRounds = quick ? 2 : 3;
+export async function runClientSection({ quick, baseline, rounds: roundsWanted, log }) {
+    const rounds = roundsWanted ?? (quick ? 2 : 5);
+    const minRounds = Math.min(rounds, quick ? 2 : 3);
     const scale = quick ? 0.25 : 1;
     const origin = await startChild('../servers/origin.js');
     const list = implementationsFor(origin.port, baseline);
-    // The budget is for six implementations; a baseline adds two.
-    const budgetSeconds = ((quick ? 60 : 170) * list.length) / 6;
+    // The budget is for six implementations and the default rounds; a baseline adds two, `--rounds` more.
+    const budgetSeconds = ((quick ? 60 : 170) * list.length * Math.max(1, rounds / (quick ? 2 : 5))) / 6;
     try {
         const working = [];
         for (const implementation of list) {
@@ -184,10 +193,12 @@ export async function runClientSection({ quick, baseline, log }) {
             }
         }
 
-        // samples[case][implementation] = ops/s per round; round 0 warms every path up and is dropped.
-        const samples = Object.fromEntries(
-            cases.map(({ id }) => [id, Object.fromEntries(working.map(({ name }) => [name, []]))])
-        );
+        // samples[case][implementation] = ops/s per round, cpuSamples the client CPU µs per operation;
+        // round 0 warms every path up and is dropped.
+        const perCase = () =>
+            Object.fromEntries(cases.map(({ id }) => [id, Object.fromEntries(working.map(({ name }) => [name, []]))]));
+        const samples = perCase();
+        const cpuSamples = perCase();
         // The machine is shared: when rounds run slow, stop after `minRounds` rather than overrun the budget.
         const started = Date.now();
         let measured = 0;
@@ -204,9 +215,9 @@ export async function runClientSection({ quick, baseline, log }) {
                     Math.round(benchCase.count * (round === 0 ? 0.1 : scale))
                 );
                 for (const implementation of rotate(working, round)) {
-                    let opsPerSecond = Number.NaN;
+                    let measuredCase = { rate: Number.NaN, cpuPerOperation: Number.NaN };
                     try {
-                        opsPerSecond = await runCase(
+                        measuredCase = await runCase(
                             operation(implementation, benchCase),
                             count,
                             benchCase.concurrency
@@ -216,7 +227,8 @@ export async function runClientSection({ quick, baseline, log }) {
                     }
 
                     if (round > 0) {
-                        samples[benchCase.id][implementation.name].push(opsPerSecond);
+                        samples[benchCase.id][implementation.name].push(measuredCase.rate);
+                        cpuSamples[benchCase.id][implementation.name].push(measuredCase.cpuPerOperation);
                     }
                 }
             }
@@ -225,7 +237,7 @@ export async function runClientSection({ quick, baseline, log }) {
             log(`  round ${round}${round === 0 ? ' (warm-up)' : ''} done`);
         }
 
-        const result = report(samples, working, { rounds: measured, quick });
+        const result = report(samples, cpuSamples, working, { rounds: measured, quick });
         // The cache rows: a fresh hit and a 304 revalidation, beside an uncached call and undici 8's interceptor.
         const cache = await runCacheRows({ port: origin.port, quick, log });
         return {
@@ -242,7 +254,7 @@ export async function runClientSection({ quick, baseline, log }) {
     }
 }
 
-function report(samples, working, { rounds, quick }) {
+function report(samples, cpuSamples, working, { rounds, quick }) {
     const names = new Set(working.map(({ name }) => name));
     const ratio = (caseId, a, b) =>
         names.has(a) && names.has(b) ? pairedRatio(samples[caseId][a], samples[caseId][b]) : Number.NaN;
@@ -300,15 +312,51 @@ function report(samples, working, { rounds, quick }) {
         cases.map(({ id, label }) => [label, ...allNames.map((name) => formatNumber(opsOf(id, name)))])
     );
 
+    // How far the per-round ratios spread around those medians, and the client's CPU per operation (a
+    // busy machine moves it less than the rate): tracewire's against raw node:http's and the baseline's.
+    const comparisons = [
+        ['tracewire', 'node:http', 'vs node:http'],
+        ['tracewire', 'tracewire@baseline', 'vs baseline']
+    ].filter(([a, b]) => names.has(a) && names.has(b));
+    const cpuOf = (id, name) => (names.has(name) ? median(cpuSamples[id][name]) : Number.NaN);
+    const spreadTable = markdownTable(
+        [
+            'case',
+            ...comparisons.map(([, , label]) => `ops/s ${label}: median (min–max of rounds)`),
+            ...comparisons.map(([, b]) => `client CPU µs/op: ${b}`),
+            'client CPU µs/op: tracewire',
+            ...comparisons.map(([, , label]) => `CPU/op ${label}`)
+        ],
+        cases.map(({ id, label }) => [
+            label,
+            ...comparisons.map(([a, b]) => ratioWithRange(samples[id][a], samples[id][b])),
+            ...comparisons.map(([, b]) => formatNumber(cpuOf(id, b))),
+            formatNumber(cpuOf(id, 'tracewire')),
+            ...comparisons.map(([a, b]) => formatRatio(pairedRatio(cpuSamples[id][a], cpuSamples[id][b])))
+        ])
+    );
+
     const note = [
         `Medians of ${rounds} interleaved rounds after a warm-up round${quick ? ', counts at a quarter (`--quick`)' : ''};`,
         'ratios are medians of per-round ratios. Server: node:http with keep-alive in a separate process.',
+        'Client CPU: `process.cpuUsage()` of the benchmark process per operation (median of rounds); `CPU/op` ratios',
+        'are tracewire over the other (above 1: tracewire spends more).',
         'POST (d) sends the same pre-serialised 64 KiB JSON string with every client and parses the ~1 KiB JSON reply.',
         'A GET is timed on the promise the library returns (raw node:http, @hapi/wreck, tracewire), with no async wrapper added.'
     ].join('\n');
     return {
         title: 'client',
-        markdown: `${ratioTable}\n\n${targetTable}\n\n${detailTable}\n\n${note}`,
+        markdown: `${ratioTable}\n\n${targetTable}\n\n${detailTable}\n\n${spreadTable}\n\n${note}`,
         failures: targets.filter(([, value, atLeast]) => Number.isFinite(value) && value < atLeast).length
     };
+}
+
+/** The median of the per-round ratios a/b, with their lowest and highest: `0.97× (0.91–1.02)`. */
+function ratioWithRange(samplesA, samplesB) {
+    const ratios = samplesA.map((value, index) => value / samplesB[index]).filter((value) => Number.isFinite(value));
+    if (ratios.length === 0) {
+        return 'n/a';
+    }
+
+    return `${formatRatio(pairedRatio(samplesA, samplesB))} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
 }

@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 /**
  * What happens when an agent takes a socket back (the README's "Agents" and "Stale connections"):
@@ -11,13 +12,23 @@ import type { Socket } from 'node:net';
  *   tunnelled, as if it had carried a whole exchange; Node 20 and 22 closed it.
  * - A socket is retired before the server's advertised `Keep-Alive: timeout=N`, less a margin: idle
  *   that long, it is destroyed rather than reused. Node's agent reads the hint only to shorten an
- *   agent `timeout` it already has, which the default pools have not.
+ *   agent `timeout` it already has, which the default pools have not. One lazily armed timer per
+ *   agent does it (`IdleSweep`), not a socket timeout: a release only stamps the socket.
  * - Each socket kept is stamped with the order of its release, so that when one turns out stale the
  *   free sockets of its pool idle at least as long can be retired too (`retireIdlePeers`).
  */
 
 /** Taken off the server's idle timeout: a request must reach it well before it closes. */
 export const keepAliveMarginMs = 1_000;
+
+// The timer functions as the module found them: pool housekeeping keeps its own clock, as Node's socket
+// timeouts do, when a test later fakes the global ones (vi.useFakeTimers() counts and drives only the
+// caller's timers, such as a retry's wait).
+const { setTimeout: startTimer, clearTimeout: stopTimer } = globalThis;
+
+// A timer can fire a little before its time (it counts from the event loop's cached clock): a socket
+// due within this is retired by the sweep at hand rather than by another timer a few ms later.
+const sweepSlackMs = 10;
 
 // What keepSocketAlive() is at run time (the @types/node of Node 20 declare it as returning void).
 type KeepSocketAlive = (this: Agent, socket: Socket) => boolean;
@@ -26,11 +37,14 @@ type KeepSocketAlive = (this: Agent, socket: Socket) => boolean;
 const releasedAt = Symbol('tracewire.releasedAt');
 // What the socket had read when it went back: whatever it reads later belongs to its next request.
 const bytesAtRelease = Symbol('tracewire.bytesAtRelease');
+// When the idle socket is to be retired (on the clock of `performance.now()`), if its server said when.
+const retireAt = Symbol('tracewire.retireAt');
 // The request a socket is handed back for: Node sets `_httpMessage` on the socket (not in @types/node).
 type PooledSocket = Socket & {
     _httpMessage?: { res?: { headers: Record<string, string | string[] | undefined> } | null } | null;
     [releasedAt]?: number;
     [bytesAtRelease]?: number;
+    [retireAt]?: number | undefined;
 };
 
 let releases = 0;
@@ -64,6 +78,7 @@ export function governSocketRelease(agent: Agent | boolean | undefined): void {
     }
 
     governed.add(agent);
+    const sweep = new IdleSweep(agent);
     const pooled = agent as unknown as { keepSocketAlive: KeepSocketAlive };
     const keepSocketAlive = pooled.keepSocketAlive;
     pooled.keepSocketAlive = function keepSocketAliveByPolicy(this: Agent, socket: PooledSocket): boolean {
@@ -73,22 +88,89 @@ export function governSocketRelease(agent: Agent | boolean | undefined): void {
         }
 
         const seconds = keepAliveTimeout(res.headers['keep-alive']);
-        if (seconds !== undefined) {
+        if (seconds === undefined) {
+            // The latest response speaks for the connection: no hint, no retirement.
+            socket[retireAt] = undefined;
+        } else {
             const limit = seconds * 1000 - keepAliveMarginMs;
             if (limit <= 0) {
                 return false;
             }
 
-            // The agent's 'timeout' handler destroys a free socket that idles this long.
-            if (socket.timeout === undefined || socket.timeout === 0 || socket.timeout > limit) {
-                socket.setTimeout(limit);
-            }
+            sweep.retireAfter(socket, limit);
         }
 
         socket[releasedAt] = ++releases;
         socket[bytesAtRelease] = socket.bytesRead;
         return true;
     };
+}
+
+/**
+ * Retires the free sockets of one agent whose idle limit has passed. One timer for the agent, armed
+ * for the earliest limit known and only while one is pending, instead of an idle timeout per socket:
+ * that one was cleared by the agent's own `keepSocketAlive()` and set again by the policy at every
+ * release, and refreshed by every read and write of the request in between. A socket reused before
+ * its limit is skipped (it is not free); released again, it carries its new limit.
+ */
+class IdleSweep {
+    private timer: NodeJS.Timeout | undefined;
+    // When the timer fires, on the clock of `performance.now()`; Infinity while none is armed.
+    private due = Number.POSITIVE_INFINITY;
+
+    constructor(private readonly agent: Agent) {}
+
+    /** Stamps `socket`, going back to the pool, to be retired after `limit` ms idle. */
+    retireAfter(socket: PooledSocket, limit: number): void {
+        const now = performance.now();
+        const at = now + limit;
+        socket[retireAt] = at;
+        // With one server the limits come in order: the timer armed already fires first.
+        if (at < this.due) {
+            this.arm(at, now);
+        }
+    }
+
+    private arm(at: number, now: number): void {
+        if (this.timer !== undefined) {
+            stopTimer(this.timer);
+        }
+
+        this.due = at;
+        // Unref'd like the pooled sockets themselves: an idle pool never keeps the process alive.
+        this.timer = startTimer(sweepIdle, at - now, this).unref();
+    }
+
+    /** Destroys the free sockets that are due (the agent drops them as they close) and re-arms for the next. */
+    sweep(): void {
+        this.timer = undefined;
+        this.due = Number.POSITIVE_INFINITY;
+        const now = performance.now();
+        let next = Number.POSITIVE_INFINITY;
+        const pools = this.agent.freeSockets;
+        for (const name in pools) {
+            for (const socket of (pools[name] ?? []) as PooledSocket[]) {
+                const at = socket[retireAt];
+                if (at === undefined || socket.destroyed) {
+                    continue;
+                }
+
+                if (at - now <= sweepSlackMs) {
+                    socket.destroy();
+                } else if (at < next) {
+                    next = at;
+                }
+            }
+        }
+
+        if (next !== Number.POSITIVE_INFINITY) {
+            this.arm(next, now);
+        }
+    }
+}
+
+function sweepIdle(sweep: IdleSweep): void {
+    sweep.sweep();
 }
 
 /**

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
@@ -6,7 +7,7 @@ import { instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
 import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/socket-release.js';
 import { isHttpError } from '../../src/errors/index.js';
-import { settle, socketCount, startHttp, type TestServer } from '../client/helpers.js';
+import { settle, socketCount, startHttp, type TestServer, timerCount } from '../client/helpers.js';
 import { setupOtel } from '../instrumentation/otel.js';
 
 /**
@@ -51,8 +52,12 @@ beforeAll(async () => {
             return;
         }
 
-        res.writeHead(200, hint === null ? {} : { 'keep-alive': hint });
-        res.end('ok');
+        // ?delay=ms holds the response back: the connection stays busy that long.
+        const delay = Number(new URL(req.url!, 'http://x').searchParams.get('delay') ?? 0);
+        setTimeout(() => {
+            res.writeHead(200, hint === null ? {} : { 'keep-alive': hint });
+            res.end('ok');
+        }, delay);
     });
 });
 
@@ -205,17 +210,101 @@ describe('stale connections: idle connections retired before the server closes t
                 httpsAllowUnauthorized: new (await import('node:https')).Agent({ keepAlive: true })
             }
         });
-        for (const api of [new Client(), custom]) {
-            await api.get(`${server.url}/ok?hint=timeout%3D2`);
-            await settle();
-            const [free] = Object.values(api.agents.http.freeSockets);
-            expect(free?.[0]?.timeout).toBe(2000 - keepAliveMarginMs);
-            // The latest response speaks for the connection (Node's server announces timeout=5).
-            await api.get(`${server.url}/ok`);
-            await settle();
-            const [again] = Object.values(api.agents.http.freeSockets);
-            expect(again?.[0]?.timeout).toBe(5000 - keepAliveMarginMs);
-            api.agents.http.destroy();
+        await Promise.all(
+            [new Client(), custom].map(async (api) => {
+                // The server says 2 s (and keeps it 5 s, Node's default): the client retires it after 1 s idle.
+                const sent = performance.now();
+                await api.get(`${server.url}/ok?hint=timeout%3D2`);
+                const released = performance.now();
+                const closed = await closeOf(await freeSocket(api), 4000);
+                expect(closed - sent).toBeGreaterThanOrEqual(2000 - keepAliveMarginMs - 20);
+                expect(closed - released).toBeLessThan(2000);
+                api.agents.http.destroy();
+            })
+        );
+    });
+
+    it('a pooled connection waiting for its limit keeps nothing alive: no timer of the process is held', async () => {
+        const api = new Client();
+        const timers = timerCount();
+        await api.get(`${server.url}/ok?hint=timeout%3D60`);
+        const socket = await freeSocket(api);
+        // Retired in 59 s by then; an unref'd timer, like the pooled socket, lets the process exit before.
+        expect(timerCount()).toBe(timers);
+        expect(socket.destroyed).toBe(false);
+        api.agents.http.destroy();
+    });
+
+    it('the latest response speaks for the connection: one without a timeout lets it idle', async () => {
+        const api = new Client();
+        await api.get(`${server.url}/ok?hint=timeout%3D2`);
+        const socket = await freeSocket(api);
+        // A Keep-Alive header without a timeout (Node's server then adds none): nothing to retire it by.
+        await api.get(`${server.url}/ok?hint=max%3D100`);
+        expect(await freeSocket(api)).toBe(socket);
+        await settle(1500);
+        expect(socket.destroyed).toBe(false);
+        expect(await freeSocket(api)).toBe(socket);
+        api.agents.http.destroy();
+    });
+
+    it('a connection in use when its idle limit passes is retired only after idling again, from its latest release', async () => {
+        const api = new Client();
+        const start = seen.length;
+        await api.get(`${server.url}/ok?hint=timeout%3D2`);
+        const socket = await freeSocket(api);
+        // Busy on the same connection across the limit of its first release (1 s after it).
+        const sent = performance.now();
+        await api.get(`${server.url}/ok?hint=timeout%3D2&delay=1300`);
+        const released = performance.now();
+        expect(seen.slice(start).map((hop) => hop.order)).toEqual([1, 2]);
+        expect(await freeSocket(api)).toBe(socket);
+        const closed = await closeOf(socket, 4000);
+        // Released after the server's 1.3 s, then idle 1 s.
+        expect(closed - sent).toBeGreaterThanOrEqual(1300 + 2000 - keepAliveMarginMs - 20);
+        expect(closed - released).toBeLessThan(2000);
+    });
+
+    it('one agent, two servers: each connection retired at its own limit, the shorter one although announced later', async () => {
+        const other = await startHttp((_req, res) => res.writeHead(200, { 'keep-alive': 'timeout=2' }).end('ok'));
+        try {
+            const api = new Client();
+            const longSent = performance.now();
+            await api.get(`${server.url}/ok?hint=timeout%3D4`);
+            const longReleased = performance.now();
+            const long = await freeSocket(api);
+            await api.get(`${other.url}/`);
+            const shortReleased = performance.now();
+            const sockets = Object.values(api.agents.http.freeSockets).flat();
+            expect(sockets).toHaveLength(2);
+            const short = sockets.find((socket) => socket !== long)!;
+            // Idle 1 s allowed, not the 3 s of the connection pooled before it.
+            expect(await closeOf(short, 4000)).toBeLessThan(shortReleased + 2000);
+            expect(long.destroyed).toBe(false);
+            const longClosed = await closeOf(long, 6000);
+            expect(longClosed - longSent).toBeGreaterThanOrEqual(4000 - keepAliveMarginMs - 20);
+            expect(longClosed - longReleased).toBeLessThan(4000);
+        } finally {
+            await other.close();
         }
     });
 });
+
+/** When `socket` closed (performance.now()); fails the test if it stays open `limit` ms. */
+async function closeOf(socket: Socket, limit: number): Promise<number> {
+    const timer = setTimeout(() => socket.emit('error', new Error(`still open after ${limit} ms`)), limit);
+    try {
+        await once(socket, 'close');
+        return performance.now();
+    } finally {
+        clearTimeout(timer);
+    }
+}
+
+/** The one idle connection of the client's http pool, once it is back in the pool. */
+async function freeSocket(api: Client): Promise<Socket> {
+    await settle();
+    const sockets = Object.values(api.agents.http.freeSockets).flat();
+    expect(sockets).toHaveLength(1);
+    return sockets[0] as Socket;
+}
