@@ -1,4 +1,4 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../src/client/index.js';
@@ -6,6 +6,7 @@ import type { RequestUri } from '../../src/client/types.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { timerCount } from '../client/helpers.js';
 import { seeded } from '../seeded.js';
+import { type RawOrigin, startRawOrigin } from './raw-origin.js';
 
 /**
  * A seeded fault-injection run: thousands of requests, 50 at a time, against origins that misbehave
@@ -48,15 +49,9 @@ function bodyFor(id: number, size: number): Buffer {
     return body;
 }
 
-interface FaultyOrigin {
-    url: string;
-    server: Server;
-    sockets: Set<Socket>;
-}
-
 // Requests seen by id, for the faults that answer differently the second time.
 const seenIds = new Set<string>();
-let origins: FaultyOrigin[] = [];
+let origins: RawOrigin[] = [];
 
 function head(status: string, headers: Record<string, string | number>): string {
     const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
@@ -152,42 +147,14 @@ function answer(socket: Socket, path: string): void {
     }
 }
 
-/** A raw HTTP/1.1 origin: reads request heads (GET, no body) and answers each by its path. */
-async function startFaultyOrigin(): Promise<FaultyOrigin> {
-    const sockets = new Set<Socket>();
-    const server = createServer((socket) => {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => {});
-        let buffered = '';
-        socket.on('data', (chunk: Buffer) => {
-            buffered += chunk.toString('latin1');
-            for (let end = buffered.indexOf('\r\n\r\n'); end !== -1; end = buffered.indexOf('\r\n\r\n')) {
-                const requestLine = buffered.slice(0, buffered.indexOf('\r\n'));
-                buffered = buffered.slice(end + 4);
-                if (!socket.destroyed && socket.writable) {
-                    answer(socket, requestLine.split(' ')[1] ?? '/');
-                }
-            }
-        });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    return { url: `http://127.0.0.1:${port}`, server, sockets };
-}
+const startFaultyOrigin = () => startRawOrigin(answer);
 
 beforeAll(async () => {
     origins = await Promise.all([startFaultyOrigin(), startFaultyOrigin(), startFaultyOrigin()]);
 });
 
 afterAll(async () => {
-    for (const origin of origins) {
-        for (const socket of origin.sockets) {
-            socket.destroy();
-        }
-
-        await new Promise((resolve) => origin.server.close(resolve));
-    }
+    await Promise.all(origins.map((origin) => origin.close()));
 });
 
 // What a request may end in, by fault: a success only where the origin sends the whole body, and

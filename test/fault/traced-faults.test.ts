@@ -1,4 +1,4 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { type Attributes, type Context, DiagLogLevel, diag, type Span } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_TIMEOUT_PHASE, instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
 import { seeded } from '../seeded.js';
+import { type RawOrigin, startRawOrigin } from './raw-origin.js';
 
 /**
  * The instrumentation under a seeded fault mix (a smaller cousin of fault-injection.test.ts, on the
@@ -47,8 +48,7 @@ const faults = [
 type Fault = (typeof faults)[number];
 
 const seenIds = new Set<string>();
-const sockets = new Set<Socket>();
-let origin: Server;
+let origin: RawOrigin;
 let base: string;
 
 function head(status: string, headers: Record<string, string | number>): string {
@@ -119,33 +119,11 @@ function answer(socket: Socket, path: string): void {
 }
 
 beforeAll(async () => {
-    origin = createServer((socket) => {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => {});
-        let buffered = '';
-        socket.on('data', (chunk: Buffer) => {
-            buffered += chunk.toString('latin1');
-            for (let end = buffered.indexOf('\r\n\r\n'); end !== -1; end = buffered.indexOf('\r\n\r\n')) {
-                const requestLine = buffered.slice(0, buffered.indexOf('\r\n'));
-                buffered = buffered.slice(end + 4);
-                if (!socket.destroyed && socket.writable) {
-                    answer(socket, requestLine.split(' ')[1] ?? '/');
-                }
-            }
-        });
-    });
-    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(origin.address() as { port: number }).port}`;
+    origin = await startRawOrigin(answer);
+    base = origin.url;
 });
 
-afterAll(async () => {
-    for (const socket of sockets) {
-        socket.destroy();
-    }
-
-    await new Promise((resolve) => origin.close(resolve));
-});
+afterAll(() => origin.close());
 
 /** Counts the starts and ends the SDK sees, per span. */
 class LifecycleCount implements SpanProcessor {
