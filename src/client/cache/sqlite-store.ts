@@ -34,6 +34,8 @@ const largestEntry = 1_000_000_000;
 // A call waits for another connection's write lock in short synchronous waits (SQLite's busy_timeout)
 // separated by asynchronous pauses, so that a writer in another process never blocks the event loop for long.
 const busyTimeoutMs = 10;
+// The pause between two attempts to open a file another process is setting up at the same moment.
+const openRetryMs = 20;
 // Expired entries purged by one `set`: a bounded statement, however many have expired.
 const purgeBatch = 64;
 // The oldest entries read at a time while evicting.
@@ -70,16 +72,25 @@ export class SqliteCacheStore implements CacheStore {
         this.maxSize = options.maxSize ?? defaults.maxSize;
         this.maxEntrySize = Math.min(options.maxEntrySize ?? defaults.maxEntrySize, this.maxSize);
         this.lockTimeout = options.lockTimeout ?? defaults.lockTimeout;
-        let db: SqliteDatabase | undefined;
-        try {
-            db = openSqlite(this.location);
-            this.#statements = prepareSchema(db, this.lockTimeout);
-        } catch (err) {
-            db?.close();
-            throw isHttpError(err) ? err : this.#failure('cannot be used', err);
-        }
+        const giveUpAt = Date.now() + this.lockTimeout;
+        for (;;) {
+            let db: SqliteDatabase | undefined;
+            try {
+                db = openSqlite(this.location);
+                this.#statements = prepareSchema(db, this.lockTimeout);
+                this.#db = db;
+                return;
+            } catch (err) {
+                db?.close();
+                // Processes opening one new file at once race to make it WAL and create the table; SQLite
+                // answers the loser "locked" without its busy handler: it tries again, within lockTimeout.
+                if (!isBusy(err) || Date.now() >= giveUpAt) {
+                    throw isHttpError(err) ? err : this.#failure('cannot be used', err);
+                }
 
-        this.#db = db;
+                pauseSynchronously(openRetryMs);
+            }
+        }
     }
 
     get(key: string): Promise<readonly CachedResponse[]> {
@@ -246,6 +257,11 @@ function rollback(db: SqliteDatabase): void {
     } catch {
         // No transaction was active.
     }
+}
+
+/** Waits `ms` without returning to the event loop: only in the constructor, which cannot wait otherwise. */
+function pauseSynchronously(ms: number): void {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 // SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code.
