@@ -6,7 +6,7 @@ import type { RequestUri } from '../../src/client/types.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { timerCount } from '../client/helpers.js';
 import { seeded } from '../seeded.js';
-import { type RawOrigin, startRawOrigin } from './raw-origin.js';
+import { head, type RawOrigin, startRawOrigin } from './raw-origin.js';
 
 /**
  * A seeded fault-injection run: thousands of requests, 50 at a time, against origins that misbehave
@@ -52,11 +52,6 @@ function bodyFor(id: number, size: number): Buffer {
 // Requests seen by id, for the faults that answer differently the second time.
 const seenIds = new Set<string>();
 let origins: RawOrigin[] = [];
-
-function head(status: string, headers: Record<string, string | number>): string {
-    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-    return `HTTP/1.1 ${status}\r\n${lines.join('')}\r\n`;
-}
 
 /** Answers one request (`GET /<fault>/<id>/<size>[/<target origin index>/<fault>]`) on a raw socket. */
 function answer(socket: Socket, path: string): void {

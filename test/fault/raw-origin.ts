@@ -46,3 +46,9 @@ export async function startRawOrigin(answer: (socket: Socket, path: string) => v
         }
     };
 }
+
+/** An HTTP/1.1 response head: the status line and `headers`, as written on the raw socket. */
+export function head(status: string, headers: Record<string, string | number>): string {
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+    return `HTTP/1.1 ${status}\r\n${lines.join('')}\r\n`;
+}

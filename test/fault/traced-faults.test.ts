@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_TIMEOUT_PHASE, instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
 import { seeded } from '../seeded.js';
-import { type RawOrigin, startRawOrigin } from './raw-origin.js';
+import { head, type RawOrigin, startRawOrigin } from './raw-origin.js';
 
 /**
  * The instrumentation under a seeded fault mix (a smaller cousin of fault-injection.test.ts, on the
@@ -50,11 +50,6 @@ type Fault = (typeof faults)[number];
 const seenIds = new Set<string>();
 let origin: RawOrigin;
 let base: string;
-
-function head(status: string, headers: Record<string, string | number>): string {
-    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-    return `HTTP/1.1 ${status}\r\n${lines.join('')}\r\n`;
-}
 
 /** Answers `GET /<fault>/<id>/<size>[/<fault of the redirect target>]` on a raw socket. */
 function answer(socket: Socket, path: string): void {
