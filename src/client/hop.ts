@@ -123,6 +123,12 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
                 destination = !(target instanceof URL) && uri.href === target.href ? target : destinationOf(uri);
             }
 
+            if (payload instanceof Error) {
+                // An object payload that has no JSON (a cycle, a BigInt).
+                this.end(payload, undefined);
+                return;
+            }
+
             const stream = this.owner.streamFor(payload, options);
             if (stream instanceof Error) {
                 this.end(stream, undefined);

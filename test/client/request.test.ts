@@ -8,6 +8,7 @@ import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedDestination } from '../../src/client/destination.js';
 import { client } from '../../src/client/index.js';
+import { type HttpError, isHttpError } from '../../src/errors/index.js';
 import {
     body,
     type Echo,
@@ -125,6 +126,38 @@ describe('2.1 Client request options', () => {
         const echoed = await sent({ payload: 'héllo' });
         expect(echoed.payload).toBe('héllo');
         expect(echoed.headers['content-length']).toBe(String(Buffer.byteLength('héllo')));
+    });
+
+    it('sends strings of any script byte-exact, with the length of their UTF-8 bytes', async () => {
+        // ASCII, Latin-1, BMP (CJK, emoji halves) and astral characters; a lone surrogate becomes U+FFFD as Node writes it.
+        for (const text of [
+            'plain',
+            'héllo wörld',
+            '日本語のテキスト',
+            '🙂 ok 🚀',
+            `${'x'.repeat(70_000)}é`,
+            '\ud800 lone'
+        ]) {
+            const echoed = await sent({ payload: text });
+            expect(echoed.payload).toBe(Buffer.from(text).toString());
+            expect(echoed.headers['content-length']).toBe(String(Buffer.byteLength(text)));
+        }
+    });
+
+    it('rejects, never throws, for an object payload that has no JSON, naming the option', async () => {
+        const cyclic: Record<string, unknown> = {};
+        cyclic.self = cyclic;
+        const nothing = { toJSON: () => undefined };
+        for (const payload of [cyclic, { n: 1n }, nothing, [{ deep: cyclic }]]) {
+            let call: Promise<unknown> | undefined;
+            expect(() => {
+                call = client.post(server.url, { payload });
+            }).not.toThrow();
+            const err = await call!.catch((e: unknown) => e);
+            expect(isHttpError(err)).toBe(true);
+            expect((err as HttpError).message).toMatch(/^Option payload cannot be sent as JSON/);
+            expect((err as HttpError).output.statusCode).toBe(500);
+        }
     });
 
     it('sends a Buffer payload', async () => {
