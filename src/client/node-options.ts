@@ -1,4 +1,5 @@
-import type { RequestOptions as NodeRequestOptions } from 'node:http';
+import { Agent as HttpAgent, type RequestOptions as NodeRequestOptions } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { Destination } from './destination.js';
 import type { Agents, EffectiveOptions } from './types.js';
 
@@ -8,7 +9,12 @@ import type { Agents, EffectiveOptions } from './types.js';
  */
 export const clientRequestMarker = Symbol.for('tracewire.client');
 
-/** The options of `http(s).request()`: only the keys that apply, so Node's defaults stay in force. */
+/**
+ * The options of `http(s).request()`: only the keys that apply, so Node's defaults stay in force.
+ * Node copies this object twice per request (into the request, then with the agent's options into a
+ * dictionary for `addRequest()`), so every key costs on each request: the host goes in as `host`
+ * (Node would add it beside `hostname`), and `protocol` only where someone reads it.
+ */
 export function toNodeOptions(
     destination: Destination,
     method: string,
@@ -17,23 +23,29 @@ export function toNodeOptions(
     agents: Agents
 ): NodeRequestOptions {
     const isHttps = destination.isHttps;
+    const agent =
+        options.agent !== undefined
+            ? options.agent
+            : isHttps
+              ? options.rejectUnauthorized === false
+                  ? agents.httpsAllowUnauthorized
+                  : agents.https
+              : agents.http;
     const nodeOptions: NodeRequestOptions & { [clientRequestMarker]: true; [key: string]: unknown } = {
-        protocol: destination.protocol,
-        hostname: destination.hostname,
+        host: destination.hostname,
         port: destination.port,
         path: destination.path,
         method,
         headers: headers as NodeRequestOptions['headers'],
-        agent:
-            options.agent !== undefined
-                ? options.agent
-                : isHttps
-                  ? options.rejectUnauthorized === false
-                      ? agents.httpsAllowUnauthorized
-                      : agents.https
-                  : agents.http,
+        agent,
         [clientRequestMarker]: true
     };
+
+    if (!isNodeAgent(agent)) {
+        // Node checks the scheme against the agent's own; an agent of another make (agent-base's proxy
+        // agents, a caller's subclass) may read it to tell a TLS endpoint.
+        nodeOptions.protocol = destination.protocol;
+    }
 
     if (destination.auth !== undefined) {
         nodeOptions.auth = destination.auth;
@@ -70,4 +82,14 @@ export function toNodeOptions(
     }
 
     return nodeOptions;
+}
+
+/** An agent made by `node:http` or `node:https` themselves (or none: `false` makes Node create one). */
+function isNodeAgent(agent: NodeRequestOptions['agent']): boolean {
+    if (typeof agent !== 'object' || agent === null) {
+        return true;
+    }
+
+    const make = agent.constructor;
+    return make === HttpAgent || make === HttpsAgent;
 }

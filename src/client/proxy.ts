@@ -156,6 +156,8 @@ export function routeThroughProxy(
     }
 
     nodeOptions.agent = proxyAgent(agents, url, destination.isHttps, destination.isHttps ? credential : undefined);
+    // The proxy agents tell a tunnel from a forwarded request by the scheme.
+    nodeOptions.protocol = destination.protocol;
     return {
         name: redactedProxy(url),
         tunnel: destination.isHttps,
