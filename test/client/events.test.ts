@@ -266,6 +266,8 @@ describe('6. Events', () => {
         expect(clientRequestMarker).toBe(Symbol.for('tracewire.client'));
         expect(seen[0]?.[Symbol.for('tracewire.client')]).toBe(true);
         expect(Object.getOwnPropertyDescriptor(seen[0], Symbol.for('tracewire.client'))?.enumerable).toBe(true);
+        // An agent of another make than Node's own is told the scheme (agent-base's agents read it).
+        expect((seen[0] as { protocol?: string }).protocol).toBe('http:');
         agent.destroy();
     });
 
