@@ -1,13 +1,11 @@
 // client: tracewire against raw node:http, @hapi/wreck, undici and fetch, all talking to one
 // keep-alive node:http server in a separate process (bench/servers/origin.js); with `--baseline`, also
 // the build of another checkout (`tracewire@baseline`), so a change is measured against what it replaces
-// in the same interleaved rounds. The instrumented client has its own section (tracing.js): a context
-// manager would slow every client of this process.
-import http from 'node:http';
-import Wreck from '@hapi/wreck';
-import { client } from 'tracewire';
-import * as undici from 'undici';
-import { startChild, stopChild } from '../lib/processes.js';
+// in the same interleaved rounds. Each client runs in a process of its own (children/client-runner.js),
+// as in a service, which loads one: in one shared process, Node's http code is optimised for the
+// objects of every library at once and runs each of them slower, unevenly. The instrumented client has
+// its own section (tracing.js).
+import { ask, startChild, stopChild } from '../lib/processes.js';
 import {
     formatNumber,
     formatRatio,
@@ -21,7 +19,6 @@ import {
 import { runCacheRows } from './client-cache.js';
 
 const jsonBody = makeJsonBody(64 * 1024);
-const jsonHeaders = { 'content-type': 'application/json' };
 
 const cases = [
     { id: 'a', label: '(a) 2,000 sequential GETs, 100 B', count: 2000, concurrency: 1, route: 'small' },
@@ -45,133 +42,27 @@ function makeJsonBody(bytes) {
     return `${head}{"pad":"${'x'.repeat(padding)}"}]`;
 }
 
-/**
- * Each implementation offers the same two operations: GET → the body (a Buffer, or what the library
- * resolves with when that holds it: tracewire's `{ res, payload }`), POST JSON → parsed reply. A GET
- * is the library's own promise, with no async wrapper of ours around it: raw node:http's has none.
- */
-function rawNodeHttp(port) {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-    const call = (method, path, body) =>
-        new Promise((resolve, reject) => {
-            const headers = body === undefined ? {} : { ...jsonHeaders, 'content-length': Buffer.byteLength(body) };
-            const req = http.request({ host: '127.0.0.1', port, path, method, agent, headers }, (res) => {
-                const chunks = [];
-                res.on('data', (chunk) => chunks.push(chunk));
-                res.on('end', () => resolve(Buffer.concat(chunks)));
-                res.on('error', reject);
-            });
-            req.on('error', reject);
-            req.end(body);
-        });
-    return {
-        name: 'node:http',
-        get: (path) => call('GET', path),
-        postJson: async (path, body) => JSON.parse((await call('POST', path, body)).toString()),
-        close: () => agent.destroy()
-    };
-}
+const clientNames = ['node:http', '@hapi/wreck', 'undici', 'fetch', 'tracewire', 'tracewire events'];
+const baselineNames = ['tracewire@baseline', 'tracewire events@baseline'];
 
-function wreck(origin) {
-    return {
-        name: '@hapi/wreck',
-        get: (path) => Wreck.get(origin + path),
-        postJson: async (path, body) =>
-            (await Wreck.post(origin + path, { payload: body, headers: jsonHeaders, json: true })).payload
-    };
-}
-
-function undiciRequest(origin) {
-    return {
-        name: 'undici',
-        get: async (path) => Buffer.from(await (await undici.request(origin + path)).body.arrayBuffer()),
-        postJson: async (path, body) =>
-            (await undici.request(origin + path, { method: 'POST', body, headers: jsonHeaders })).body.json(),
-        close: () => undici.getGlobalDispatcher().close()
-    };
-}
-
-function nodeFetch(origin) {
-    return {
-        name: 'fetch',
-        get: async (path) => Buffer.from(await (await fetch(origin + path)).arrayBuffer()),
-        postJson: async (path, body) =>
-            (await fetch(origin + path, { method: 'POST', body, headers: jsonHeaders })).json()
-    };
-}
-
-function tracewire(name, instance, origin) {
-    return {
-        name,
-        get: (path) => instance.get(origin + path),
-        postJson: async (path, body) =>
-            (await instance.post(origin + path, { payload: body, headers: jsonHeaders, json: true })).payload
-    };
-}
-
-function implementationsFor(port, baseline) {
-    const origin = `http://127.0.0.1:${port}`;
-    const list = [
-        rawNodeHttp(port),
-        wreck(origin),
-        undiciRequest(origin),
-        nodeFetch(origin),
-        tracewire('tracewire', client, origin),
-        tracewire('tracewire events', client.defaults({ events: true }), origin)
-    ];
-    if (baseline !== undefined) {
-        list.push(tracewire('tracewire@baseline', baseline.client, origin));
-        list.push(tracewire('tracewire events@baseline', baseline.client.defaults({ events: true }), origin));
-    }
-
-    // The instrumented client is measured by the tracing section, in processes of its own.
-    return list;
-}
-
-function operation(implementation, benchCase) {
-    if (benchCase.route === 'json') {
-        return () => implementation.postJson('/json', jsonBody);
-    }
-
-    const path = `/${benchCase.route}`;
-    return () => implementation.get(path);
-}
-
-/** One call of each case, checked, so an implementation that misbehaves is reported, not timed. */
-async function validate(implementation) {
-    const small = bodyOf(await implementation.get('/small'));
-    const large = bodyOf(await implementation.get('/large'));
-    const reply = await implementation.postJson('/json', jsonBody);
-    if (small.length !== 100 || large.length !== 1024 * 1024 || reply?.received !== jsonBody.length) {
-        throw new Error(`wrong replies: ${small.length} B, ${large.length} B, ${JSON.stringify(reply)?.slice(0, 80)}`);
-    }
-}
-
-function bodyOf(result) {
-    return Buffer.isBuffer(result) ? result : result.payload;
-}
-
-/**
- * Runs `count` operations with `concurrency` in flight; returns operations per second and this
- * process's CPU µs per operation (the client's side only: the origin runs in its own process). On a
- * shared machine the CPU figure moves less than the rate, which also waits for the other processes.
- */
-async function runCase(call, count, concurrency) {
-    let issued = 0;
-    const worker = async () => {
-        while (issued < count) {
-            issued++;
-            await call();
+/** One process per client, each validated with one call of every route; a client that fails is left out. */
+async function startClients(port, baseline, log) {
+    const names = baseline === undefined ? clientNames : [...clientNames, ...baselineNames];
+    const working = [];
+    for (const name of names) {
+        const args = baseline === undefined ? [name, String(port)] : [name, String(port), baseline.directory];
+        let handle;
+        try {
+            handle = await startChild('../children/client-runner.js', args);
+            await ask(handle.child, { type: 'validate', jsonBody });
+            working.push({ name, handle });
+        } catch (error) {
+            log(`  ${name}: left out, ${error.message}`);
+            await stopChild(handle);
         }
-    };
-    const start = process.hrtime.bigint();
-    const cpuStart = process.cpuUsage();
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    const cpu = process.cpuUsage(cpuStart);
-    return {
-        rate: count / (Number(process.hrtime.bigint() - start) / 1e9),
-        cpuPerOperation: (cpu.user + cpu.system) / count
-    };
+    }
+
+    return working;
 }
 
 export async function runClientSection({ quick, baseline, rounds: roundsWanted, log }) {
@@ -179,19 +70,11 @@ export async function runClientSection({ quick, baseline, rounds: roundsWanted, 
     const minRounds = Math.min(rounds, quick ? 2 : 3);
     const scale = quick ? 0.25 : 1;
     const origin = await startChild('../servers/origin.js');
-    const list = implementationsFor(origin.port, baseline);
-    // The budget is for six implementations and the default rounds; a baseline adds two, `--rounds` more.
-    const budgetSeconds = ((quick ? 60 : 170) * list.length * Math.max(1, rounds / (quick ? 2 : 5))) / 6;
+    let working = [];
     try {
-        const working = [];
-        for (const implementation of list) {
-            try {
-                await validate(implementation);
-                working.push(implementation);
-            } catch (error) {
-                log(`  ${implementation.name}: left out, ${error.message}`);
-            }
-        }
+        working = await startClients(origin.port, baseline, log);
+        // The budget is for six clients and the default rounds; a baseline adds two, `--rounds` more.
+        const budgetSeconds = ((quick ? 60 : 170) * working.length * Math.max(1, rounds / (quick ? 2 : 5))) / 6;
 
         // samples[case][implementation] = ops/s per round, cpuSamples the client CPU µs per operation;
         // round 0 warms every path up and is dropped.
@@ -217,11 +100,12 @@ export async function runClientSection({ quick, baseline, rounds: roundsWanted, 
                 for (const implementation of rotate(working, round)) {
                     let measuredCase = { rate: Number.NaN, cpuPerOperation: Number.NaN };
                     try {
-                        measuredCase = await runCase(
-                            operation(implementation, benchCase),
+                        measuredCase = await ask(implementation.handle.child, {
+                            type: 'run',
+                            route: benchCase.route,
                             count,
-                            benchCase.concurrency
-                        );
+                            concurrency: benchCase.concurrency
+                        });
                     } catch (error) {
                         log(`  ${implementation.name} ${benchCase.label}: ${error.message}`);
                     }
@@ -246,8 +130,9 @@ export async function runClientSection({ quick, baseline, rounds: roundsWanted, 
             failures: result.failures + cache.failures
         };
     } finally {
-        for (const implementation of list) {
-            await implementation.close?.();
+        for (const { handle } of working) {
+            await ask(handle.child, { type: 'close' }).catch(() => {});
+            await stopChild(handle);
         }
 
         await stopChild(origin);
@@ -339,7 +224,7 @@ function report(samples, cpuSamples, working, { rounds, quick }) {
     const note = [
         `Medians of ${rounds} interleaved rounds after a warm-up round${quick ? ', counts at a quarter (`--quick`)' : ''};`,
         'ratios are medians of per-round ratios. Server: node:http with keep-alive in a separate process.',
-        'Client CPU: `process.cpuUsage()` of the benchmark process per operation (median of rounds); `CPU/op` ratios',
+        'Each client runs in its own process. Client CPU: `process.cpuUsage()` of that process per operation (median of rounds); `CPU/op` ratios',
         'are tracewire over the other (above 1: tracewire spends more).',
         'POST (d) sends the same pre-serialised 64 KiB JSON string with every client and parses the ~1 KiB JSON reply.',
         'A GET is timed on the promise the library returns (raw node:http, @hapi/wreck, tracewire), with no async wrapper added.'

@@ -308,7 +308,10 @@ class PayloadReader {
         const res = this.res;
         res.removeListener('error', onSourceError);
         res.removeListener('close', onResponseClose);
-        res.removeListener('data', onWireData);
+        if (this.progress !== undefined) {
+            res.removeListener('data', onWireData);
+        }
+
         const decoders = this.decoders;
         const source: Readable = decoders.at(-1) ?? res;
         source.removeListener('data', onData);

@@ -33,18 +33,25 @@ const sweepSlackMs = 10;
 // What keepSocketAlive() is at run time (the @types/node of Node 20 declare it as returning void).
 type KeepSocketAlive = (this: Agent, socket: Socket) => boolean;
 
-// When a socket went back to its pool, as an order of releases: earlier means idle longer.
-const releasedAt = Symbol('tracewire.releasedAt');
-// What the socket had read when it went back: whatever it reads later belongs to its next request.
-const bytesAtRelease = Symbol('tracewire.bytesAtRelease');
-// When the idle socket is to be retired (on the clock of `performance.now()`), if its server said when.
-const retireAt = Symbol('tracewire.retireAt');
+/**
+ * What the policy notes on a pooled socket at each release. One record per socket, made at its first
+ * release and rewritten in place after: one property of ours on Node's socket, not one per fact (a
+ * store of a new key on Node's objects is among the slowest property accesses there are).
+ */
+interface ReleaseStamp {
+    /** When the socket went back to its pool, as an order of releases: earlier means idle longer. */
+    releasedAt: number;
+    /** What the socket had read when it went back: whatever it reads later belongs to its next request. */
+    bytesAtRelease: number;
+    /** When the idle socket is to be retired (on the clock of `performance.now()`), if its server said when. */
+    retireAt: number | undefined;
+}
+
+const stampOf = Symbol('tracewire.releaseStamp');
 // The request a socket is handed back for: Node sets `_httpMessage` on the socket (not in @types/node).
 type PooledSocket = Socket & {
     _httpMessage?: { res?: { headers: Record<string, string | string[] | undefined> } | null } | null;
-    [releasedAt]?: number;
-    [bytesAtRelease]?: number;
-    [retireAt]?: number | undefined;
+    [stampOf]?: ReleaseStamp;
 };
 
 let releases = 0;
@@ -88,20 +95,26 @@ export function governSocketRelease(agent: Agent | boolean | undefined): void {
         }
 
         const seconds = keepAliveTimeout(res.headers['keep-alive']);
-        if (seconds === undefined) {
-            // The latest response speaks for the connection: no hint, no retirement.
-            socket[retireAt] = undefined;
-        } else {
+        let retireAt: number | undefined;
+        if (seconds !== undefined) {
             const limit = seconds * 1000 - keepAliveMarginMs;
             if (limit <= 0) {
                 return false;
             }
 
-            sweep.retireAfter(socket, limit);
+            retireAt = sweep.retireAfter(limit);
         }
 
-        socket[releasedAt] = ++releases;
-        socket[bytesAtRelease] = socket.bytesRead;
+        // Without a hint, none: the latest response speaks for the connection.
+        const stamp = socket[stampOf];
+        if (stamp === undefined) {
+            socket[stampOf] = { releasedAt: ++releases, bytesAtRelease: socket.bytesRead, retireAt };
+        } else {
+            stamp.releasedAt = ++releases;
+            stamp.bytesAtRelease = socket.bytesRead;
+            stamp.retireAt = retireAt;
+        }
+
         return true;
     };
 }
@@ -120,15 +133,16 @@ class IdleSweep {
 
     constructor(private readonly agent: Agent) {}
 
-    /** Stamps `socket`, going back to the pool, to be retired after `limit` ms idle. */
-    retireAfter(socket: PooledSocket, limit: number): void {
+    /** When a socket going back to the pool now is to be retired, after `limit` ms idle; the sweep is armed for it. */
+    retireAfter(limit: number): number {
         const now = performance.now();
         const at = now + limit;
-        socket[retireAt] = at;
         // With one server the limits come in order: the timer armed already fires first.
         if (at < this.due) {
             this.arm(at, now);
         }
+
+        return at;
     }
 
     private arm(at: number, now: number): void {
@@ -150,7 +164,7 @@ class IdleSweep {
         const pools = this.agent.freeSockets;
         for (const name in pools) {
             for (const socket of (pools[name] ?? []) as PooledSocket[]) {
-                const at = socket[retireAt];
+                const at = socket[stampOf]?.retireAt;
                 if (at === undefined || socket.destroyed) {
                     continue;
                 }
@@ -179,7 +193,7 @@ function sweepIdle(sweep: IdleSweep): void {
  * gives all it ever read, which never counts as nothing.
  */
 export function bytesSinceRelease(socket: Socket): number {
-    const mark = (socket as PooledSocket)[bytesAtRelease];
+    const mark = (socket as PooledSocket)[stampOf]?.bytesAtRelease;
     return mark === undefined ? socket.bytesRead : socket.bytesRead - mark;
 }
 
@@ -191,11 +205,11 @@ export function bytesSinceRelease(socket: Socket): number {
  * lead its list, oldest first) and leave it as they close.
  */
 export function retireIdlePeers(agent: Agent, stale: Socket): void {
-    const since = (stale as PooledSocket)[releasedAt];
+    const since = (stale as PooledSocket)[stampOf]?.releasedAt;
     for (const [name, busy] of Object.entries(agent.sockets)) {
         if (busy?.includes(stale)) {
             for (const socket of agent.freeSockets[name] ?? []) {
-                const at = (socket as PooledSocket)[releasedAt];
+                const at = (socket as PooledSocket)[stampOf]?.releasedAt;
                 // Unstamped: pooled before the policy, or a stale socket of unknown age: retire it.
                 if (since === undefined || at === undefined || at <= since) {
                     socket.destroy();
