@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { HttpError } from '../errors/index.js';
 import { deadlineExceeded } from './errors.js';
 

@@ -1,5 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { PhaseGuard } from './phase-timeouts.js';
 import type { Timings } from './timings.js';
 import type { TimedResponse } from './types.js';
@@ -103,13 +104,18 @@ export class HopClock {
         }
     }
 
-    /** The request got its socket: a pooled one, or one still connecting, whose moments are then followed. */
+    /** The request got a pooled socket as it was made. */
+    socketReused(): void {
+        this.timings.socket = timestamp();
+        this.guard?.enter('send');
+    }
+
+    /** The request got its socket: a pooled one (after a wait in the agent's queue), or one still connecting, whose moments are then followed. */
     socketAssigned(req: ClientRequest, socket: Socket): void {
         const timings = this.timings;
         const guard = this.guard;
         if (req.reusedSocket) {
-            timings.socket = timestamp();
-            guard?.enter('send');
+            this.socketReused();
             return;
         }
 
@@ -255,9 +261,12 @@ function onSecureConnect(this: ClockedSocket): void {
 }
 
 function onBodyEnd(this: TimedResponse): void {
+    // Of the phases, only these two depend on the body's end: the others were derived when the hop ended.
     const timings = this.timings;
-    timings.end = timestamp();
-    derivePhases(timings);
+    const end = timestamp();
+    timings.end = end;
+    timings.phases.download = since(timings.response, end);
+    timings.phases.total = since(timings.start, end);
 }
 
 /** The response closed: when its body was not read to the end, it was cut (error) or let go (abort). */

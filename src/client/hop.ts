@@ -171,14 +171,21 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
         // The moments of the hop's timings (hop-timings.ts) that the request tells.
-        req.on('socket', onSocket);
         req.on('finish', onUpload);
         const guard = PhaseGuard.of(options.timeouts, this);
         if (this.proxy?.tunnel) {
+            req.on('socket', onSocket);
             req.on('proxyConnect', onTunnelConnect);
             this.clock.requestCreated('tunnel', guard);
         } else {
             this.clock.requestCreated(guard === undefined ? 'named' : this.route(), guard);
+            if (req.reusedSocket) {
+                // The agent handed over a pooled socket inside http.request(): that is the moment (Node
+                // tells the request a tick later), and there is no connection to follow.
+                this.clock.socketReused();
+            } else {
+                req.on('socket', onSocket);
+            }
         }
         this.owner.requestCreated(req, options);
         if (pipeline !== undefined) {
