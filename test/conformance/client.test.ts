@@ -995,6 +995,23 @@ describe('2.1-2.3 bad values and unset values', () => {
         family: 5,
         json: 'loose'
     };
+    conform(
+        'request() with an object payload that has no JSON (a cycle)',
+        (c, env) => {
+            const cyclic: Record<string, unknown> = {};
+            cyclic.self = cyclic;
+            return c.request('POST', `${env.http}/u`, { payload: cyclic });
+        },
+        {
+            guide: 'An object payload with no JSON rejects',
+            check: (ours, theirs) => {
+                expect(theirs.outcome).toEqual({ thrown: 'invalid option' });
+                expect(failure(ours).class).toBe('invalid option');
+                expect(ours.received).toEqual([]);
+            }
+        }
+    );
+
     for (const [name, given] of Object.entries(checkedHere)) {
         conform(
             `${name}: ${JSON.stringify(given)} is refused with a TypeError naming it`,
