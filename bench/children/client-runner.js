@@ -4,6 +4,7 @@
 //   node bench/children/client-runner.js <client name> <origin port> [baseline directory]
 // The parent asks `{ type: 'validate', jsonBody }` once, then `{ type: 'run', route, count, concurrency }`
 // for each sample and gets back the rate and this process's CPU µs per operation.
+import { runCalls } from '../lib/calls.js';
 import { createImplementation } from '../lib/client-implementations.js';
 import { answerParent } from '../lib/processes.js';
 
@@ -29,7 +30,7 @@ answerParent({
     async run({ route, count, concurrency }) {
         const call =
             route === 'json' ? () => implementation.postJson('/json', jsonBody) : () => implementation.get(`/${route}`);
-        return runCase(call, count, concurrency);
+        return runCalls(call, count, concurrency);
     },
     async close() {
         await implementation.close?.();
@@ -40,27 +41,4 @@ process.send({ ready: true });
 
 function bodyOf(result) {
     return Buffer.isBuffer(result) ? result : result.payload;
-}
-
-/**
- * Runs `count` operations with `concurrency` in flight; returns operations per second and this
- * process's CPU µs per operation (the client's side only: the origin runs in its own process). On a
- * shared machine the CPU figure moves less than the rate, which also waits for the other processes.
- */
-async function runCase(call, count, concurrency) {
-    let issued = 0;
-    const worker = async () => {
-        while (issued < count) {
-            issued++;
-            await call();
-        }
-    };
-    const start = process.hrtime.bigint();
-    const cpuStart = process.cpuUsage();
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    const cpu = process.cpuUsage(cpuStart);
-    return {
-        rate: count / (Number(process.hrtime.bigint() - start) / 1e9),
-        cpuPerOperation: (cpu.user + cpu.system) / count
-    };
 }

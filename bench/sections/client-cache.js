@@ -4,6 +4,7 @@
 // out on an older runtime). All talk to the section's origin server: GET /small (uncached), /cached
 // (max-age=3600) and /revalidated (max-age=0 with an ETag, answered 304).
 import { client, MemoryCacheStore } from 'tracewire';
+import { runCalls } from '../lib/calls.js';
 import { formatNumber, formatRatio, markdownTable, median, pairedRatio, rotate, verdict } from '../lib/stats.js';
 
 const calls = { count: 5000, concurrency: 10 };
@@ -21,19 +22,6 @@ async function undiciCache(origin, log) {
         log(`  undici 8 cache interceptor: left out, ${error.message}`);
         return undefined;
     }
-}
-
-async function runCalls(call, count, concurrency) {
-    let issued = 0;
-    const worker = async () => {
-        while (issued < count) {
-            issued++;
-            await call();
-        }
-    };
-    const start = process.hrtime.bigint();
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    return count / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
 /** Interleaved rounds of each row; returns the section's Markdown and its failed targets. */
@@ -58,7 +46,11 @@ export async function runCacheRows({ port, quick, log }) {
     try {
         for (let round = 0; round <= rounds; round++) {
             for (const [name, call] of rotate(rows, round)) {
-                const opsPerSecond = await runCalls(call, round === 0 ? count / 10 : count, calls.concurrency);
+                const { rate: opsPerSecond } = await runCalls(
+                    call,
+                    round === 0 ? count / 10 : count,
+                    calls.concurrency
+                );
                 if (round > 0) {
                     samples[name].push(opsPerSecond);
                 }
