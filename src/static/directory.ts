@@ -4,8 +4,8 @@ import { forbidden, isHttpError, notFound } from '../errors/index.js';
 import { createFileResponse } from './file.js';
 import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
 import { describeUnservedPath } from './file-span.js';
-import { type FoundFile, findFile, findOptionalFile, isWithin, releaseFile } from './find-file.js';
-import { readDirectory } from './fs.js';
+import { type FoundFile, findFile, findOptionalFile, releaseFile } from './find-file.js';
+import { isWithin, readDirectory } from './fs.js';
 import { listingResponse } from './listing.js';
 import { needsBody } from './preconditions.js';
 import { sameOriginPath } from './same-origin-path.js';
@@ -237,13 +237,12 @@ function serveFromRoot(
         return createFileResponse(state, request, foundPath, root, settings.file, found);
     }
 
+    releaseFile(found);
     if (foundPath !== path) {
         // `defaultExtension` names a file: a directory by that name is refused under the name tried, as inert does.
-        releaseFile(found);
         throw forbidden(null, { path: foundPath });
     }
 
-    releaseFile(found);
     const pathname = request.url.pathname;
     if (
         settings.redirectToSlash &&

@@ -2,7 +2,7 @@ import * as Path from 'node:path';
 import type { Request, ResponseObject } from '@hapi/hapi';
 import { TRACING_PLUGIN } from '../common/tracing-plugin.js';
 import type { FileSource } from './file-source.js';
-import { isWithin } from './find-file.js';
+import { isWithin } from './fs.js';
 import { activeSpan, type SpanLike } from './open-telemetry.js';
 import {
     ATTR_FILE_PATH,

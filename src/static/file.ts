@@ -508,7 +508,20 @@ function multipartBody(
 
     if (multipart.length <= bufferedFileLimit) {
         try {
-            return multipartBytes(multipart, (offset, length) => readUnchanged(file, offset, length));
+            // Each part read as it is, the file checked once after the last: what matters is that all the bytes are of one version.
+            const body = multipartBytes(multipart, (offset, length) => {
+                const bytes = readBytes(file.fd!, file.path, offset, length);
+                if (bytes === null) {
+                    throw fileKeptChanging(file.path);
+                }
+
+                return bytes;
+            });
+            if (!hasSameBytes(file.stats, statFd(file.fd!, file.path))) {
+                throw fileKeptChanging(file.path);
+            }
+
+            return body;
         } finally {
             releaseFile(file);
         }

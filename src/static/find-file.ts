@@ -4,7 +4,7 @@ import type { Request } from '@hapi/hapi';
 import { BoundedMemo } from '../common/bounded-memo.js';
 import { forbidden, isHttpError, notFound } from '../errors/index.js';
 import type { FileSettings } from './file-options.js';
-import { closeFile, confinedPath, hasEntry, openFile, statFd, statPath } from './fs.js';
+import { closeFile, confinedPath, hasEntry, isWithin, openFile, statFd, statPath } from './fs.js';
 import { headerOf } from './request-headers.js';
 import type { StaticState } from './state.js';
 
@@ -34,20 +34,6 @@ export function resolveFilePath(
     const confineDir =
         confine === false ? null : confine === true ? Path.resolve(relativeTo) : Path.resolve(relativeTo, confine);
     return { path: Path.resolve(confineDir ?? relativeTo, path), confineDir };
-}
-
-/** True when `path` is `root` or inside it; both must be absolute and normalized. */
-export function isWithin(path: string, root: string): boolean {
-    if (path === root) {
-        return true;
-    }
-
-    // Compared in place: concatenating the separator allocated a string on every request.
-    return (
-        path.length > root.length &&
-        path.startsWith(root) &&
-        (root.endsWith(Path.sep) || path.charCodeAt(root.length) === Path.sep.charCodeAt(0))
-    );
 }
 
 /**

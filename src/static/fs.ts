@@ -95,6 +95,11 @@ export function hasEntry(path: string): boolean {
  * A symlink below the root: the real path of `path` must lie within the root's, both resolved now.
  */
 export function confinedPath(root: string, path: string): { path: string; stats: Fs.Stats | null } | null {
+    if (path === root) {
+        // The root itself (a directory route's `/`): inside by definition, whatever it links to.
+        return { path, stats: null };
+    }
+
     const plainlyUnder =
         Path.sep === '/' &&
         path.length > root.length &&
@@ -130,12 +135,21 @@ export function confinedPath(root: string, path: string): { path: string; stats:
     }
 
     const real = realPath(path);
-    return isWithinPath(real, realPath(root)) ? { path: real, stats: null } : null;
+    return isWithin(real, realPath(root)) ? { path: real, stats: null } : null;
 }
 
-/** True when `path` is `root` or inside it; both absolute and normalized. */
-function isWithinPath(path: string, root: string): boolean {
-    return path === root || path.startsWith(root.endsWith(Path.sep) ? root : `${root}${Path.sep}`);
+/** True when `path` is `root` or inside it; both must be absolute and normalized. */
+export function isWithin(path: string, root: string): boolean {
+    if (path === root) {
+        return true;
+    }
+
+    // Compared in place: concatenating the separator allocated a string on every request.
+    return (
+        path.length > root.length &&
+        path.startsWith(root) &&
+        (root.endsWith(Path.sep) || path.charCodeAt(root.length) === Path.sep.charCodeAt(0))
+    );
 }
 
 /** The path with every symlink resolved, so a confine check sees where a file really is. */

@@ -20,8 +20,8 @@ import { type FileIdentity, hasSameBytes } from './same-file.js';
 
 /** Parts up to this long are read at once (the plugin reads up to 64 KiB synchronously: README, "I/O model"). */
 const smallPart = 16 * 1024;
-/** Small parts read at once add up to this many bytes at most: one chunk of a streamed file. */
-const batchLimit = 256 * 1024;
+/** Small parts read at once add up to this many bytes at most: the synchronous budget, as the parts themselves. */
+const batchLimit = 64 * 1024;
 
 /** True when `part` is small and joins a batch of `bytes` without making it larger than the limit. */
 function fitsBatch(part: MultipartPart, bytes: number): boolean {
