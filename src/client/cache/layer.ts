@@ -328,12 +328,7 @@ export class CacheLayer implements HopOwner {
         this.dropValidators(hop, call);
         const answer = call.answer ?? passOn;
         call.answer = undefined;
-        const invalidated = invalidatedUrls(
-            hop.method,
-            new URL(hop.destination.href),
-            res.statusCode as number,
-            res.rawHeaders
-        );
+        const invalidated = invalidatedUrls(hop.method, hop.destination.href, res.statusCode as number, res.rawHeaders);
         if (invalidated.length === 0) {
             this.guard(() => this.responded(call, hop, res, answer));
             return;

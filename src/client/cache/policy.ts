@@ -198,11 +198,18 @@ export function isSafeMethod(method: string): boolean {
  * RFC 9111 4.4: the URLs whose stored responses an unsafe request invalidates once it got a
  * non-error response: its own, and those of `Location` and `Content-Location` on the same origin.
  */
-export function invalidatedUrls(method: string, url: URL, statusCode: number, rawHeaders: readonly string[]): URL[] {
+export function invalidatedUrls(
+    method: string,
+    target: URL | string,
+    statusCode: number,
+    rawHeaders: readonly string[]
+): URL[] {
     if (safeMethods.has(method) || statusCode < 200 || statusCode >= 400) {
         return [];
     }
 
+    // Parsed only here: most responses (every GET) invalidate nothing.
+    const url = typeof target === 'string' ? new URL(target) : target;
     const urls = [url];
     for (const name of ['location', 'content-location']) {
         const value = fieldValue(rawHeaders, name);

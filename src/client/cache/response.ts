@@ -1,6 +1,6 @@
 import { type IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { headersOf, withoutFields } from './fields.js';
+import { fieldValue, headersOf, withoutFields } from './fields.js';
 import type { CachedResponse } from './store.js';
 
 /**
@@ -54,12 +54,7 @@ function answerFields(stored: readonly string[]): AnswerFields {
     let fields = answerFieldsOf.get(stored);
     if (fields === undefined) {
         const rawHeaders = withoutFields(stored, replacedOnAnswer);
-        const upstream = stored.filter((_, i) => i % 2 === 1 && stored[i - 1]!.toLowerCase() === 'cache-status');
-        fields = {
-            rawHeaders,
-            headers: headersOf(rawHeaders),
-            upstreamStatus: upstream.length === 0 ? undefined : upstream.join(', ')
-        };
+        fields = { rawHeaders, headers: headersOf(rawHeaders), upstreamStatus: fieldValue(stored, 'cache-status') };
         answerFieldsOf.set(stored, fields);
     }
 

@@ -22,7 +22,6 @@ const underway = new WeakMap<GuardedStore, Set<string>>();
 
 /** What the background revalidation takes from the call that served the stale response. */
 export interface StaleCall {
-    readonly method: string;
     readonly target: URL | Destination;
     readonly options: EffectiveOptions;
     readonly key: string;
@@ -63,7 +62,8 @@ export function revalidateInBackground(
     const owner = new BackgroundRevalidation(counts.agents, store, settings, call.key, entry, () =>
         keys.delete(call.key)
     );
-    new Hop(owner, 'GET', options, pipeline).send(call.target);
+    // The method the entry answered: a HEAD call is served from a GET's entry, an OPTIONS one from its own.
+    new Hop(owner, entry.method, options, pipeline).send(call.target);
 }
 
 class BackgroundRevalidation implements HopOwner {

@@ -346,6 +346,21 @@ describe('Cache: validation', () => {
         expect(hits(url).length).toBeGreaterThanOrEqual(2);
     });
 
+    it('a background revalidation is sent with the method of the stored response (OPTIONS, not GET)', async () => {
+        const optionsClient = new Client().defaults({ cache: { methods: ['GET', 'OPTIONS'] } });
+        const url = serve((_req, res, count) => {
+            res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` });
+            res.end(`v${count}`);
+        });
+        await optionsClient.request('OPTIONS', url).then((r) => optionsClient.read(r));
+        const stale = await optionsClient.request('OPTIONS', url);
+        expect(stale.headers['cache-status']).toMatch(/detail=stale-while-revalidate$/);
+        await optionsClient.read(stale);
+        await expect.poll(() => hits(url).length).toBe(2);
+        expect(hits(url).map((hit) => hit.method)).toEqual(['OPTIONS', 'OPTIONS']);
+        expect(hits(url)[1]!.headers['if-none-match']).toBe('"1"');
+    });
+
     it('a background revalidation answered 304 refreshes the stored response; one that fails leaves it stale', async () => {
         const { client } = cached();
         const url = serve((_req, res, count) => {
