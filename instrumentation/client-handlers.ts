@@ -126,17 +126,6 @@ export class ClientHandlers {
         try {
             hop.details = details;
             const res = details.res;
-            // The lookup and the connection are over (or failed) once the headers arrive or the hop fails.
-            if (this.connectionMetrics !== undefined && details.timings !== undefined) {
-                this.connectionMetrics.recordHop({
-                    uri: details.uri,
-                    req: details.req,
-                    res,
-                    timings: details.timings,
-                    err
-                });
-            }
-
             if (err !== undefined || res === undefined) {
                 this.endHop(hop, { err, res: undefined, interrupted: false });
             } else {
@@ -144,6 +133,22 @@ export class ClientHandlers {
             }
         } catch (listenerError) {
             reportError('response listener', listenerError);
+        }
+
+        // The lookup and the connection are over (or failed) once the headers arrive or the hop fails.
+        // After the span's fate is settled: a failure here must not leave the hop unended.
+        if (this.connectionMetrics !== undefined && details.timings !== undefined) {
+            try {
+                this.connectionMetrics.recordHop({
+                    uri: details.uri,
+                    req: details.req,
+                    res: details.res,
+                    timings: details.timings,
+                    err
+                });
+            } catch (metricsError) {
+                reportError('connection metrics', metricsError);
+            }
         }
     };
 

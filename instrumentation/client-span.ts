@@ -142,7 +142,7 @@ export function responseEnd(hop: HopRecord, res: IncomingMessage): HopEnd {
  * its 4xx/5xx status (the retry policy drops the body of a retried 503 sent chunked or over 64 KiB);
  * only one without such a status is `_OTHER`.
  */
-export function hopErrorType({ err, res, interrupted }: HopEnd): string | undefined {
+function hopErrorType({ err, res, interrupted }: HopEnd): string | undefined {
     const statusCode = res?.statusCode;
     if (err !== undefined) {
         return failureErrorType(err, statusCode);

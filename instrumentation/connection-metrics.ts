@@ -1,7 +1,8 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { type Attributes, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
-import { timestamp } from '../src/client/hop-timings.js';
+import { monotonicAt, timestamp } from '../src/client/hop-timings.js';
 import type { Timings } from '../src/client/timings.js';
 import type { RequestUri } from '../src/client/types.js';
 import { serverAddress, serverPort } from './attributes.js';
@@ -102,7 +103,10 @@ export class ConnectionMetrics {
             attributes[ATTR_NETWORK_PEER_ADDRESS] = socket.remoteAddress;
         }
 
-        const record = () => this.connectionDuration.record((timestamp() - connectedAt) / 1000, attributes);
+        // On the monotonic clock: a kept-alive connection may live for hours, over which the epoch
+        // clock's anchor follows the wall clock's steps and slewing.
+        const since = monotonicAt(connectedAt);
+        const record = () => this.connectionDuration.record((performance.now() - since) / 1000, attributes);
         if (socket.closed) {
             record();
         } else {
