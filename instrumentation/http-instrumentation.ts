@@ -1,6 +1,6 @@
 import { clientRequestMarker } from '../src/client/node-options.js';
 
-/** The mark the tracewire client puts on the options object it hands to `http.request()`. */
+/** The mark the tracewire client puts on the headers of the options it hands to `http.request()`. */
 export const TRACEWIRE_REQUEST: typeof clientRequestMarker = clientRequestMarker;
 
 /**
@@ -11,10 +11,16 @@ export const TRACEWIRE_REQUEST: typeof clientRequestMarker = clientRequestMarker
  * `new HttpInstrumentation({ ignoreOutgoingRequestHook: isTracewireRequest })`
  */
 export function isTracewireRequest(options: unknown): boolean {
+    if (typeof options !== 'object' || options === null) {
+        return false;
+    }
+
+    // The hook is given a copy of the options, which shares their headers object.
+    const headers = (options as { headers?: unknown }).headers;
     return (
-        typeof options === 'object' &&
-        options !== null &&
-        (options as Record<symbol, unknown>)[TRACEWIRE_REQUEST] === true
+        typeof headers === 'object' &&
+        headers !== null &&
+        (headers as Record<symbol, unknown>)[TRACEWIRE_REQUEST] === true
     );
 }
 

@@ -269,8 +269,9 @@ export interface ResponseDetails {
  * created after `preRequest` (a `preRequest` listener threw, aborted the signal, or set a header Node
  * refuses), the hop's `response` event still fires, with that error and `req` undefined.
  *
- * The options handed to `http(s).request()` carry the enumerable `Symbol.for('tracewire.client')`
- * (`clientRequestMarker`) so `@opentelemetry/instrumentation-http` can skip these requests.
+ * The headers object of the options handed to `http(s).request()` carries the enumerable
+ * `Symbol.for('tracewire.client')` (`clientRequestMarker`) so `@opentelemetry/instrumentation-http`
+ * can skip these requests (`isTracewireRequest` of `tracewire/instrumentation`).
  */
 export interface ClientEvents {
     preRequest: (uri: RequestUri, options: EffectiveOptions) => void;

@@ -137,9 +137,10 @@ describe('with @opentelemetry/instrumentation-http active', () => {
 });
 
 describe('isTracewireRequest', () => {
-    it('recognises the mark the client puts on its http.request() options', () => {
+    it('recognises the mark the client puts on the headers of its http.request() options', () => {
         expect(TRACEWIRE_REQUEST).toBe(Symbol.for('tracewire.client'));
-        expect(isTracewireRequest({ [TRACEWIRE_REQUEST]: true, host: 'x' })).toBe(true);
+        expect(isTracewireRequest({ host: 'x', headers: { [TRACEWIRE_REQUEST]: true } })).toBe(true);
+        expect(isTracewireRequest({ host: 'x', headers: {} })).toBe(false);
         expect(isTracewireRequest({ host: 'x' })).toBe(false);
         expect(isTracewireRequest(null)).toBe(false);
         expect(isTracewireRequest('http://x')).toBe(false);
@@ -147,7 +148,7 @@ describe('isTracewireRequest', () => {
 
     it('ignoreTracewireRequests() asks the next hook about the other requests', () => {
         const hook = ignoreTracewireRequests((options: { host?: string }) => options.host === 'health');
-        expect(hook({ [TRACEWIRE_REQUEST]: true } as { host?: string })).toBe(true);
+        expect(hook({ headers: { [TRACEWIRE_REQUEST]: true } } as { host?: string })).toBe(true);
         expect(hook({ host: 'health' })).toBe(true);
         expect(hook({ host: 'api' })).toBe(false);
     });
