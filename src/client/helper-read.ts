@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { HttpError } from '../errors/index.js';
 import type { DeadlineLeft } from './deadline.js';
 import { clientFailure, responseError } from './errors.js';
+import type { BodyNotes } from './hop-timings.js';
 import { readOptionsOver, type StoredDefaults } from './options.js';
 import { type ReadSink, readCheckedPayload } from './read.js';
 import type { Finisher } from './request-flow.js';
@@ -10,6 +11,8 @@ import type { ReadOptions, ResponseErrorData } from './types.js';
 
 /** The finisher of a per-method helper: reads the final response with the read options of the call. */
 export class ReadForHelper implements Finisher {
+    readonly readsBody = true;
+
     constructor(
         private readonly defaults: StoredDefaults | undefined,
         private readonly options: ReadOptions | undefined
@@ -19,7 +22,8 @@ export class ReadForHelper implements Finisher {
         res: IncomingMessage,
         resolve: (value: unknown) => void,
         reject: (err: HttpError) => void,
-        deadline: DeadlineLeft | undefined
+        deadline: DeadlineLeft | undefined,
+        bodyNotes: BodyNotes | undefined
     ): void {
         try {
             readCheckedPayload(
@@ -28,10 +32,12 @@ export class ReadForHelper implements Finisher {
                 readOptionsOver(this.defaults, this.options),
                 (res.statusCode as number) >= 400,
                 new HelperRead(res, resolve, reject),
-                deadline
+                deadline,
+                bodyNotes
             );
         } catch (err) {
             res.destroy();
+            bodyNotes?.bodyClosed(res);
             reject(clientFailure(`The response could not be read: ${(err as Error).message}`, err));
         }
     }

@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import type { PhaseGuard } from './phase-timeouts.js';
 import type { Timings } from './timings.js';
 import type { TimedResponse } from './types.js';
@@ -55,9 +56,19 @@ type ClockedSocket = Socket & { [clockOf]?: HopClock | undefined };
  * literal or a UNIX socket (no lookup); `'tunnel'`, a CONNECT tunnel through a proxy (the tunnel is
  * the connect phase; the proxy resolves the name).
  */
+/**
+ * How the reader of a response whose body its hop does not watch (`HopClock.responded`) tells the
+ * hop's timings that the reading ended: `bodyEnded` as the last byte came (the response's own `end`),
+ * `bodyClosed` when it stopped before (cut: `error`; let go: `abort`). The reader tells one of them, once.
+ */
+export interface BodyNotes {
+    bodyEnded(): void;
+    bodyClosed(res: Readable): void;
+}
+
 export type ConnectionRoute = 'named' | 'address' | 'tunnel';
 
-export class HopClock {
+export class HopClock implements BodyNotes {
     readonly timings: Timings;
     // The phase bounds of the hop, with the `timeouts` option.
     private guard: PhaseGuard | undefined;
@@ -189,14 +200,21 @@ export class HopClock {
         }
     }
 
-    /** The response headers arrived: `res.timings` is the record, and the body's end will be noted. */
-    responded(res: IncomingMessage): void {
+    /**
+     * The response headers arrived: `res.timings` is the record. The end of its body is noted by
+     * listeners on the response when `watchBody`; otherwise by the one reader of the body, through
+     * the clock's `BodyNotes` (a helper's own read, when no listener can see the response before it
+     * is read: two listeners fewer on every such request).
+     */
+    responded(res: IncomingMessage, watchBody: boolean): void {
         // The hop ends right after (`hopEnded`), which stops the guard and derives the phases.
         const timings = this.timings;
         timings.response = timestamp();
         (res as TimedResponse).timings = timings;
-        res.on('end', onBodyEnd);
-        res.on('close', onBodyClose);
+        if (watchBody) {
+            res.on('end', onBodyEnd);
+            res.on('close', onBodyClose);
+        }
     }
 
     /**
@@ -207,6 +225,14 @@ export class HopClock {
         (res as TimedResponse).timings = this.timings;
         res.on('end', onBodyEnd);
         res.on('close', onBodyClose);
+    }
+
+    bodyEnded(): void {
+        noteBodyEnd(this.timings);
+    }
+
+    bodyClosed(res: Readable): void {
+        noteBodyClosed(this.timings, res);
     }
 
     /** The hop ended (before it is reported): with `err` when it failed, of an abort or of an error. */
@@ -261,8 +287,11 @@ function onSecureConnect(this: ClockedSocket): void {
 }
 
 function onBodyEnd(this: TimedResponse): void {
+    noteBodyEnd(this.timings);
+}
+
+function noteBodyEnd(timings: Timings): void {
     // Of the phases, only these two depend on the body's end: the others were derived when the hop ended.
-    const timings = this.timings;
     const end = timestamp();
     timings.end = end;
     timings.phases.download = since(timings.response, end);
@@ -271,12 +300,15 @@ function onBodyEnd(this: TimedResponse): void {
 
 /** The response closed: when its body was not read to the end, it was cut (error) or let go (abort). */
 function onBodyClose(this: TimedResponse): void {
-    const timings = this.timings;
+    noteBodyClosed(this.timings, this);
+}
+
+function noteBodyClosed(timings: Timings, res: Readable): void {
     if (timings.end !== undefined || timings.error !== undefined || timings.abort !== undefined) {
         return;
     }
 
-    if (this.errored) {
+    if (res.errored) {
         timings.error = timestamp();
     } else {
         timings.abort = timestamp();

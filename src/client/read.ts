@@ -15,6 +15,7 @@ import {
     payloadTooLarge,
     readTimeout
 } from './errors.js';
+import type { BodyNotes } from './hop-timings.js';
 import { checkOptions, withoutUnset } from './options.js';
 import { ProgressCounter } from './progress.js';
 import type { ReadOptions, WithoutNull } from './types.js';
@@ -82,16 +83,18 @@ export function readPayload(res: ReadableSource, options: ReadOptions | null | u
 
 /**
  * Reads a response whose options were already checked (those of a request) into `sink`.
- * `rawUnlessJson`: for an error status, a body that is not JSON is returned raw rather than refused.
+ * `rawUnlessJson`: for an error status, a body that is not JSON is returned raw rather than refused;
+ * `bodyNotes`: the hop's timings to tell how the reading of the response ended, when the hop does not watch.
  */
 export function readCheckedPayload(
     res: ReadableSource,
     options: ReadOptions | null | undefined,
     rawUnlessJson: boolean,
     sink: ReadSink,
-    deadline?: DeadlineLeft
+    deadline?: DeadlineLeft,
+    bodyNotes?: BodyNotes
 ): void {
-    new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, sink, deadline);
+    new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, sink, deadline, bodyNotes);
 }
 
 function isReadable(value: unknown): value is ReadableSource {
@@ -132,7 +135,9 @@ class PayloadReader {
         // For an error status: a body that is not JSON (by type or by syntax) is returned raw rather than refused.
         private readonly rawUnlessJson: boolean,
         private readonly sink: ReadSink,
-        private readonly deadline: DeadlineLeft | undefined
+        private readonly deadline: DeadlineLeft | undefined,
+        // Told of the end of the response's body (its last byte, before any decoding), then dropped.
+        private bodyNotes: BodyNotes | undefined
     ) {
         const signal = options.signal;
         this.maxBytes = options.maxBytes ?? 0;
@@ -157,6 +162,11 @@ class PayloadReader {
         (res as ReaderStream)[readerOf] = this;
         res.on('error', onSourceError);
         res.on('close', onResponseClose);
+        if (bodyNotes !== undefined && decoders.length > 0) {
+            // The decoders end later than the response: its own end is the moment.
+            res.on('end', onWireEnd);
+        }
+
         let source: ReaderStream = res;
         for (const decoder of decoders) {
             (decoder as ReaderStream)[readerOf] = this;
@@ -208,7 +218,17 @@ class PayloadReader {
         this.progress!.add(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
     }
 
+    /** The last byte of the response arrived. */
+    wireEnded(): void {
+        const notes = this.bodyNotes;
+        if (notes !== undefined) {
+            this.bodyNotes = undefined;
+            notes.bodyEnded();
+        }
+    }
+
     end(): void {
+        this.wireEnded();
         if (this.progress !== undefined && !this.progress.finish()) {
             return;
         }
@@ -294,6 +314,7 @@ class PayloadReader {
         this.cleanUp();
         // Nothing more will be read: free the socket rather than leave a half-read response on it.
         this.res.destroy();
+        this.bodyNotes?.bodyClosed(this.res);
         for (const decoder of this.decoders) {
             decoder.destroy();
         }
@@ -313,6 +334,10 @@ class PayloadReader {
         }
 
         const decoders = this.decoders;
+        if (decoders.length > 0) {
+            res.removeListener('end', onWireEnd);
+        }
+
         const source: Readable = decoders.at(-1) ?? res;
         source.removeListener('data', onData);
         source.removeListener('end', onEnd);
@@ -331,6 +356,10 @@ function onData(this: ReaderStream, chunk: Buffer): void {
 
 function onWireData(this: ReaderStream, chunk: Buffer | string): void {
     this[readerOf]!.received(chunk);
+}
+
+function onWireEnd(this: ReaderStream): void {
+    this[readerOf]!.wireEnded();
 }
 
 function onEnd(this: ReaderStream): void {

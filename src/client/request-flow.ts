@@ -9,6 +9,7 @@ import { CallDeadline, type DeadlineLeft, type DeadlineOwner } from './deadline.
 import { cachedDestination, type Destination, resolveUri } from './destination.js';
 import { aborted, badUpstream, clientFailure, invalidOption, requestError, requestTimeout } from './errors.js';
 import { type AnsweredHop, Hop } from './hop.js';
+import type { BodyNotes } from './hop-timings.js';
 import {
     checkHeaders,
     checkOptions,
@@ -49,17 +50,24 @@ export interface ClientContext {
 
 /** How a request settles with its final response: `request()` resolves with it, the helpers read it first. */
 export interface Finisher {
-    /** `deadline`: what is left of the call's `deadline`, for a finisher that goes on reading. */
+    /** True when the finisher reads the response's body before the caller can see the response. */
+    readonly readsBody: boolean;
+    /**
+     * `deadline`: what is left of the call's `deadline`, for a finisher that goes on reading;
+     * `bodyNotes`: where a finisher that reads tells the end of a body the hop does not watch.
+     */
     finish(
         res: IncomingMessage,
         resolve: (value: unknown) => void,
         reject: (err: HttpError) => void,
-        deadline: DeadlineLeft | undefined
+        deadline: DeadlineLeft | undefined,
+        bodyNotes: BodyNotes | undefined
     ): void;
 }
 
 /** The finisher of `request()`: the response, its body unread. */
 export const resolveResponse: Finisher = {
+    readsBody: false,
     finish(res, resolve) {
         resolve(res);
     }
@@ -74,6 +82,7 @@ export const resolveResponse: Finisher = {
 export class RequestFlow implements CachedFlow, DeadlineOwner {
     readonly promise: RequestPromise;
     readonly agents: Agents;
+    readonly readsResponseBody: boolean;
     firstReq: ClientRequest | undefined;
     redirectCount = 0;
     retryCount = 0;
@@ -115,6 +124,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         private readonly finisher: Finisher
     ) {
         this.agents = context.agents;
+        this.readsResponseBody = finisher.readsBody;
         this.promise = new Promise<unknown>((resolve, reject) => {
             this.resolve = resolve;
             this.reject = reject;
@@ -268,7 +278,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
                 ? null
                 : redirectMethodFor(statusCode, hop.method, options);
         if (redirectMethod === null) {
-            this.finish(res);
+            this.finish(res, hop.bodyNotes);
             return;
         }
 
@@ -515,7 +525,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
 
     // The end.
 
-    private finish(res: IncomingMessage): void {
+    private finish(res: IncomingMessage, bodyNotes: BodyNotes | undefined): void {
         if (this.retry !== undefined) {
             attemptsOf.set(res, this.retryCount + 1);
         }
@@ -523,7 +533,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         // The helpers read the body within what is left of the deadline.
         const deadline = this.deadline?.handOver();
         this.settle();
-        this.finisher.finish(res, this.resolve, this.reject, deadline);
+        this.finisher.finish(res, this.resolve, this.reject, deadline, bodyNotes);
     }
 
     private settle(): void {

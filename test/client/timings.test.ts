@@ -4,9 +4,16 @@ import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'n
 import { createServer as createHttpsServer, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { monotonicAt, timestamp } from '../../src/client/hop-timings.js';
-import { CLIENT_CHANNELS, client, type ResponseMessage, type Timings } from '../../src/client/index.js';
+import {
+    CLIENT_CHANNELS,
+    client,
+    type ResponseMessage,
+    type TimedResponse,
+    type Timings
+} from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
 import { selfSignedCertificate, startHttp, startUnix, type TestServer } from './helpers.js';
 import { startProxy, type TestProxy } from './test-proxy.js';
@@ -65,6 +72,23 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
     if (url === '/early') {
         // Answers before reading the request's body (Node's server then reads it away).
         res.end('early');
+        return;
+    }
+
+    if (url === '/gzip') {
+        // A compressed body in two parts, the second after a pause.
+        const body = gzipSync('compressed '.repeat(1000));
+        res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain' });
+        res.write(body.subarray(0, 100));
+        setTimeout(() => res.end(body.subarray(100)), delay);
+        return;
+    }
+
+    if (url === '/cut') {
+        // Promises more than it sends, then drops the connection.
+        res.writeHead(200, { 'content-length': '1000' });
+        res.write('part');
+        setTimeout(() => res.socket?.destroy(), delay / 5);
         return;
     }
 
@@ -343,6 +367,49 @@ describe('Timings: where they are found', () => {
         expectAbout(res.timings.phases.download, delay);
         expect(res.timings.phases.total).toBe(res.timings.end! - res.timings.start);
         destroyAgents(agents);
+    });
+
+    // Without events, a helper's own read notes the end of the body instead of listeners on the
+    // response: both ways give the same record.
+    describe.each([false, true])("a helper's read (events: %s)", (events) => {
+        it('ends with the last byte of the body as it came, before any decoding', async () => {
+            const agents = ownAgents();
+            const { res, payload } = await client.defaults({ agents, events }).get(`${server.url}/gzip`, {
+                gunzip: true
+            });
+            expect(String(payload)).toBe('compressed '.repeat(1000));
+            expectAbout(res.timings.phases.download, delay);
+            expect(res.timings.phases.total).toBe(res.timings.end! - res.timings.start);
+            expect(res.timings.error ?? res.timings.abort).toBeUndefined();
+            destroyAgents(agents);
+        });
+
+        it('a body cut by the server: error, no end', async () => {
+            const agents = ownAgents();
+            const err = (await client
+                .defaults({ agents, events })
+                .get(`${server.url}/cut`)
+                .catch((e: unknown) => e)) as HttpError<{ res: TimedResponse }>;
+            const { timings } = err.data!.res;
+            expect(timings.end).toBeUndefined();
+            expect(timings.error).toBeGreaterThanOrEqual(timings.response!);
+            expect(timings.phases.total).toBe(timings.error! - timings.start);
+            destroyAgents(agents);
+        });
+
+        it('a read given up (maxBytes): abort, no end', async () => {
+            const agents = ownAgents();
+            const err = (await client
+                .defaults({ agents, events })
+                .get(`${server.url}/slow`, { maxBytes: 3 })
+                .catch((e: unknown) => e)) as HttpError<{ res: TimedResponse }>;
+            expect(err.output.statusCode).toBe(413);
+            const { timings } = err.data!.res;
+            expect(timings.end).toBeUndefined();
+            expect(timings.abort).toBeGreaterThanOrEqual(timings.response!);
+            expect(timings.phases.total).toBe(timings.abort! - timings.start);
+            destroyAgents(agents);
+        });
     });
 
     it('the tracewire:client:response channel message carries them', async () => {

@@ -246,7 +246,7 @@ export class CacheLayer implements HopOwner {
                 return;
             }
 
-            clock.responded(res);
+            clock.responded(res, true);
             clock.hopEnded(undefined);
             const failure = reportHop(pipeline, undefined, undefined, res as TimedResponse, start, uri, clock.timings);
             if (failure !== undefined) {
@@ -255,7 +255,7 @@ export class CacheLayer implements HopOwner {
                 return;
             }
         } else {
-            clock.responded(res);
+            clock.responded(res, true);
             clock.hopEnded(undefined);
         }
 
