@@ -4,22 +4,10 @@
 //   node bench/profile/client-cpu.js <tracewire|node:http|dir of another build> <a|b|d> [count=30000] [warm-up=10000]
 import v8 from 'node:v8';
 import { runCalls } from '../lib/calls.js';
-import { createImplementation } from '../lib/client-implementations.js';
-import { startChild, stopChild } from '../lib/processes.js';
+import { startClientCase } from '../lib/client-case.js';
 
 const [implementation = 'tracewire', caseId = 'b', count = '30000', warmUp = '10000'] = process.argv.slice(2);
-const shapes = { a: ['small', 1], b: ['small', 50], d: ['json', 20] };
-const [route, concurrency] = shapes[caseId] ?? shapes.b;
-const body = JSON.stringify({ pad: 'x'.repeat(64 * 1024 - 10) });
-const origin = await startChild('../servers/origin.js');
-// A directory is another checkout's build, run as the client section runs its baseline.
-const named = implementation === 'tracewire' || implementation === 'node:http';
-const client = await createImplementation(
-    named ? implementation : 'tracewire@baseline',
-    origin.port,
-    named ? undefined : implementation
-);
-const call = route === 'json' ? () => client.postJson('/json', body) : () => client.get(`/${route}`);
+const { call, concurrency, stop } = await startClientCase(implementation, caseId);
 
 await runCalls(call, Number(warmUp), concurrency);
 const profiler = new v8.GCProfiler();
@@ -37,5 +25,5 @@ console.log(
     `${implementation} (${caseId}): ${rate.toFixed(0)} ops/s, client CPU ${cpuPerOperation.toFixed(1)} µs/op, ` +
         `${scavenges} scavenges and ${statistics.length - scavenges} other GCs, GC ${(gcMicros / Number(count)).toFixed(2)} µs/op`
 );
-await stopChild(origin);
+await stop();
 process.exit(0);

@@ -6,22 +6,10 @@
 //   grep '^summary' /tmp/cg/out.<pid>.1-01   # instructions of the event loop thread; divide by count
 import { execFileSync } from 'node:child_process';
 import { runCalls } from '../lib/calls.js';
-import { createImplementation } from '../lib/client-implementations.js';
-import { startChild, stopChild } from '../lib/processes.js';
+import { jsonBody, startClientCase } from '../lib/client-case.js';
 
 const [implementation = 'tracewire', caseId = 'b', count = '3000', warmUp = '15000', mix] = process.argv.slice(2);
-const shapes = { a: ['small', 1], b: ['small', 50], d: ['json', 20] };
-const [route, concurrency] = shapes[caseId] ?? shapes.b;
-const body = JSON.stringify({ pad: 'x'.repeat(64 * 1024 - 10) });
-const origin = await startChild('../servers/origin.js');
-// A directory is another checkout's build, run as the client section runs its baseline.
-const named = implementation === 'tracewire' || implementation === 'node:http';
-const client = await createImplementation(
-    named ? implementation : 'tracewire@baseline',
-    origin.port,
-    named ? undefined : implementation
-);
-const call = route === 'json' ? () => client.postJson('/json', body) : () => client.get(`/${route}`);
+const { client, call, concurrency, stop } = await startClientCase(implementation, caseId);
 const batch = (total) => runCalls(call, total, concurrency);
 
 const callgrind = (...args) => execFileSync('callgrind_control', [...args, String(process.pid)], { stdio: 'ignore' });
@@ -32,7 +20,7 @@ if (mix === 'mixed') {
     for (let round = 0; round < 3; round++) {
         await runCalls(() => client.get('/small'), 2000, 1);
         await runCalls(() => client.get('/large'), 200, 4);
-        await runCalls(() => client.postJson('/json', body), 2000, 20);
+        await runCalls(() => client.postJson('/json', jsonBody), 2000, 20);
         await batch(Number(warmUp) / 3);
     }
 }
@@ -41,5 +29,5 @@ callgrind('-i', 'on');
 callgrind('-z');
 await batch(Number(count));
 callgrind('-d');
-await stopChild(origin);
+await stop();
 process.exit(0);
