@@ -57,9 +57,10 @@ type ClockedSocket = Socket & { [clockOf]?: HopClock | undefined };
  * the connect phase; the proxy resolves the name).
  */
 /**
- * How the reader of a response whose body its hop does not watch (`HopClock.responded`) tells the
- * hop's timings that the reading ended: `bodyEnded` as the last byte came (the response's own `end`),
- * `bodyClosed` when it stopped before (cut: `error`; let go: `abort`). The reader tells one of them, once.
+ * How the reader of a response tells the hop's timings that the reading ended: `bodyEnded` as the
+ * last byte came (the response's own `end`), `bodyClosed` when it stopped before (cut: `error`; let
+ * go: `abort`). The reader tells one of them, once; what the hop's own listeners noted first stands.
+ * A hop that does not watch its body (`HopClock.responded`) learns its end only this way.
  */
 export interface BodyNotes {
     bodyEnded(): void;
@@ -228,7 +229,10 @@ export class HopClock implements BodyNotes {
     }
 
     bodyEnded(): void {
-        noteBodyEnd(this.timings);
+        // The hop's own `end` listener, when it has one, noted it first.
+        if (this.timings.end === undefined) {
+            noteBodyEnd(this.timings);
+        }
     }
 
     bodyClosed(res: Readable): void {

@@ -3,7 +3,7 @@ import { isIP, type Socket } from 'node:net';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, destinationOf } from './destination.js';
 import { aborted, clientFailure, requestError } from './errors.js';
-import { type BodyNotes, type ConnectionRoute, HopClock } from './hop-timings.js';
+import { type ConnectionRoute, HopClock } from './hop-timings.js';
 import { createNodeRequest } from './node-http.js';
 import { toNodeOptions } from './node-options.js';
 import { isStream, type PreparedPayload, preparePayload } from './payload.js';
@@ -33,7 +33,7 @@ export interface HopOwner {
     /**
      * True when the response the request ends with is read whole by the request's own reader (a
      * helper's) before any caller's code can see it: a hop with no pipeline then leaves noting the
-     * end of its body to that reader (`bodyNotes`) instead of listening for it.
+     * end of its body to that reader (through its clock's `BodyNotes`) instead of listening for it.
      */
     readonly readsResponseBody?: boolean;
     /**
@@ -48,7 +48,7 @@ export interface HopOwner {
 }
 
 /** What the flow needs of a hop that got its response: a hop on the wire, or one the cache answered (cache/layer.ts). */
-export type AnsweredHop = Pick<Hop, 'method' | 'options' | 'destination'> & Partial<Pick<Hop, 'bodyNotes'>>;
+export type AnsweredHop = Pick<Hop, 'method' | 'options' | 'destination'> & Partial<Pick<Hop, 'clock'>>;
 
 // The hop rides on its ClientRequest so the listeners below can be shared functions rather than
 // closures made for every request.
@@ -70,8 +70,6 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
     /** Where the request goes; set before the request is created. */
     destination!: Destination;
     ended = false;
-    /** Set when the hop does not watch its response's body: the reader of the body tells its end there. */
-    bodyNotes: BodyNotes | undefined;
 
     private agent: Agent | undefined;
     private proxy: ProxyRoute | undefined;
@@ -279,12 +277,7 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
             return;
         }
 
-        const watchBody = this.pipeline !== undefined || this.owner.readsResponseBody !== true;
-        this.clock.responded(res, watchBody);
-        if (!watchBody) {
-            this.bodyNotes = this.clock;
-        }
-
+        this.clock.responded(res, this.pipeline !== undefined || this.owner.readsResponseBody !== true);
         const refusal = this.proxy === undefined ? undefined : proxyRefusal(this.proxy, res);
         if (refusal !== undefined) {
             res.destroy();

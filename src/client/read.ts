@@ -84,7 +84,7 @@ export function readPayload(res: ReadableSource, options: ReadOptions | null | u
 /**
  * Reads a response whose options were already checked (those of a request) into `sink`.
  * `rawUnlessJson`: for an error status, a body that is not JSON is returned raw rather than refused;
- * `bodyNotes`: the hop's timings to tell how the reading of the response ended, when the hop does not watch.
+ * `bodyNotes`: the hop's timings, told how the reading of the response ended.
  */
 export function readCheckedPayload(
     res: ReadableSource,

@@ -54,7 +54,8 @@ export interface Finisher {
     readonly readsBody: boolean;
     /**
      * `deadline`: what is left of the call's `deadline`, for a finisher that goes on reading;
-     * `bodyNotes`: where a finisher that reads tells the end of a body the hop does not watch.
+     * `bodyNotes`: the hop's timings, for a finisher that reads to tell how the reading ended (at once,
+     * where the hop's own listeners, when it has them, would tell on a later tick).
      */
     finish(
         res: IncomingMessage,
@@ -278,7 +279,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
                 ? null
                 : redirectMethodFor(statusCode, hop.method, options);
         if (redirectMethod === null) {
-            this.finish(res, hop.bodyNotes);
+            this.finish(res, hop.clock);
             return;
         }
 

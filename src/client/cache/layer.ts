@@ -217,13 +217,14 @@ export class CacheLayer implements HopOwner {
 
     /** An answer made without a hop on the wire: reported on the pipeline like one (README "The event pipeline"). */
     private answer(call: CacheCall, res: IncomingMessage): void {
+        // No connection and no wire phases: the record has its start, its response and, once read, its end.
+        const clock = new HopClock();
         const answered: AnsweredHop = {
             method: call.method,
             options: call.options,
-            destination: call.target instanceof URL ? destinationOf(call.target) : call.target
+            destination: call.target instanceof URL ? destinationOf(call.target) : call.target,
+            clock
         };
-        // No connection and no wire phases: the record has its start, its response and, once read, its end.
-        const clock = new HopClock();
         const pipeline = this.pipeline;
         if (pipeline !== undefined) {
             const start = Date.now();
