@@ -51,12 +51,6 @@ const clockOf = Symbol('tracewire.hopClock');
 type ClockedSocket = Socket & { [clockOf]?: HopClock | undefined };
 
 /**
- * How the hop's connection is made, as far as the hop knows before it has a socket: `'named'`, a
- * connection of its own (or to a forwarding proxy) to a host name to resolve; `'address'`, to an IP
- * literal or a UNIX socket (no lookup); `'tunnel'`, a CONNECT tunnel through a proxy (the tunnel is
- * the connect phase; the proxy resolves the name).
- */
-/**
  * How the reader of a response tells the hop's timings that the reading ended: `bodyEnded` as the
  * last byte came (the response's own `end`), `bodyClosed` when it stopped before (cut: `error`; let
  * go: `abort`). The reader tells one of them, once; what the hop's own listeners noted first stands.
@@ -67,6 +61,12 @@ export interface BodyNotes {
     bodyClosed(res: Readable): void;
 }
 
+/**
+ * How the hop's connection is made, as far as the hop knows before it has a socket: `'named'`, a
+ * connection of its own (or to a forwarding proxy) to a host name to resolve; `'address'`, to an IP
+ * literal or a UNIX socket (no lookup); `'tunnel'`, a CONNECT tunnel through a proxy (the tunnel is
+ * the connect phase; the proxy resolves the name).
+ */
 export type ConnectionRoute = 'named' | 'address' | 'tunnel';
 
 export class HopClock implements BodyNotes {
