@@ -23,7 +23,7 @@ export class ReadForHelper implements Finisher {
         resolve: (value: unknown) => void,
         reject: (err: HttpError) => void,
         deadline: DeadlineLeft | undefined,
-        bodyNotes: BodyNotes | undefined
+        bodyNotes: BodyNotes
     ): void {
         try {
             readCheckedPayload(
@@ -37,7 +37,7 @@ export class ReadForHelper implements Finisher {
             );
         } catch (err) {
             res.destroy();
-            bodyNotes?.bodyClosed(res);
+            bodyNotes.bodyClosed(res);
             reject(clientFailure(`The response could not be read: ${(err as Error).message}`, err));
         }
     }

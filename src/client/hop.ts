@@ -48,7 +48,7 @@ export interface HopOwner {
 }
 
 /** What the flow needs of a hop that got its response: a hop on the wire, or one the cache answered (cache/layer.ts). */
-export type AnsweredHop = Pick<Hop, 'method' | 'options' | 'destination'> & Partial<Pick<Hop, 'clock'>>;
+export type AnsweredHop = Pick<Hop, 'method' | 'options' | 'destination' | 'clock'>;
 
 // The hop rides on its ClientRequest so the listeners below can be shared functions rather than
 // closures made for every request.

@@ -62,7 +62,7 @@ export interface Finisher {
         resolve: (value: unknown) => void,
         reject: (err: HttpError) => void,
         deadline: DeadlineLeft | undefined,
-        bodyNotes: BodyNotes | undefined
+        bodyNotes: BodyNotes
     ): void;
 }
 
@@ -526,7 +526,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
 
     // The end.
 
-    private finish(res: IncomingMessage, bodyNotes: BodyNotes | undefined): void {
+    private finish(res: IncomingMessage, bodyNotes: BodyNotes): void {
         if (this.retry !== undefined) {
             attemptsOf.set(res, this.retryCount + 1);
         }
