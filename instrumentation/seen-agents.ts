@@ -1,4 +1,5 @@
-import { Agent } from 'node:http';
+import type { Agent } from 'node:http';
+import { http } from '../src/common/node-modules.js';
 
 /**
  * The agents whose pools `http.client.open_connections` reports (connection-pool.ts): the client's
@@ -13,7 +14,7 @@ export class SeenAgents {
 
     /** Remembers the agent of a request, if it is one not met before. */
     note(agent: unknown): void {
-        if (agent instanceof Agent && !this.seen.has(agent)) {
+        if (agent instanceof http.Agent && !this.seen.has(agent)) {
             this.seen.add(agent);
             this.refs.add(new WeakRef(agent));
         }
@@ -25,7 +26,7 @@ export class SeenAgents {
         if (pools !== undefined && pools !== null) {
             for (const key of ['http', 'https', 'httpsAllowUnauthorized']) {
                 const agent = pools[key];
-                if (agent instanceof Agent) {
+                if (agent instanceof http.Agent) {
                     yield agent;
                 }
             }

@@ -1,13 +1,12 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { http, https } from '../common/node-modules.js';
 import type { Agents } from './types.js';
 
 /** Fresh pools (README, "Agents"): no socket cap, and keep-alive so sequential requests reuse connections. */
 export function createAgents(): Agents {
     return {
-        http: new HttpAgent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
-        https: new HttpsAgent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
-        httpsAllowUnauthorized: new HttpsAgent({
+        http: new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
+        https: new https.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
+        httpsAllowUnauthorized: new https.Agent({
             keepAlive: true,
             maxSockets: Number.POSITIVE_INFINITY,
             rejectUnauthorized: false
@@ -22,12 +21,12 @@ export function assertAgents(agents: unknown): asserts agents is Agents {
     }
 
     const candidate = agents as Record<string, unknown>;
-    if (!(candidate.http instanceof HttpAgent)) {
+    if (!(candidate.http instanceof http.Agent)) {
         throw new TypeError('Option agents.http must be an http.Agent');
     }
 
     for (const key of ['https', 'httpsAllowUnauthorized'] as const) {
-        if (!(candidate[key] instanceof HttpsAgent)) {
+        if (!(candidate[key] instanceof https.Agent)) {
             throw new TypeError(`Option agents.${key} must be an https.Agent`);
         }
     }

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Transform } from 'node:stream';
-import * as zlib from 'node:zlib';
 import { responseHasNoBody } from '../common/message-body.js';
+import { zlib } from '../common/node-modules.js';
 import type { HttpError } from '../errors/index.js';
 import { badUpstream } from './errors.js';
 

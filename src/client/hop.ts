@@ -1,5 +1,6 @@
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import { isIP, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { net } from '../common/node-modules.js';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, destinationOf } from './destination.js';
 import { aborted, clientFailure, requestError } from './errors.js';
@@ -297,7 +298,7 @@ export class Hop implements UploadOwner, PhaseGuardOwner {
     /** Whether a new connection of this hop starts with a lookup (the host it connects to is a name). */
     private route(): ConnectionRoute {
         const host = this.proxy?.hostname ?? (this.options.socketPath === undefined ? this.destination.hostname : '');
-        return host !== '' && isIP(host) === 0 ? 'named' : 'address';
+        return host !== '' && net.isIP(host) === 0 ? 'named' : 'address';
     }
 
     /** True when the request got a connection from the pool rather than a new one (Node tells). */

@@ -1,10 +1,8 @@
 import type { ClientRequest, RequestOptions } from 'node:http';
-// The module objects themselves (the default export is Node's CommonJS `module.exports`), never
-// bindings of their functions: test mocks (msw, nock) and APM agents replace `http.request` on
-// that object at run time, often after tracewire is loaded, and a named import would keep the
-// function as it was when this module was evaluated.
-import http from 'node:http';
-import https from 'node:https';
+// The module objects themselves, never bindings of their functions: test mocks (msw, nock) and APM
+// agents replace `http.request` on that object at run time, often after tracewire is loaded, and a
+// binding would keep the function as it was when this module was evaluated.
+import { http, https } from '../common/node-modules.js';
 
 /**
  * The slot where an instrumentation leaves, on a hop's `uri` during `preRequest`, the function

@@ -1,5 +1,5 @@
-import { Agent as HttpAgent, type RequestOptions as NodeRequestOptions } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import type { RequestOptions as NodeRequestOptions } from 'node:http';
+import { http, https } from '../common/node-modules.js';
 import type { Destination } from './destination.js';
 import type { Agents, EffectiveOptions } from './types.js';
 
@@ -95,5 +95,5 @@ function isNodeAgent(agent: NodeRequestOptions['agent']): boolean {
     }
 
     const make = agent.constructor;
-    return make === HttpAgent || make === HttpsAgent;
+    return make === http.Agent || make === https.Agent;
 }

@@ -1,5 +1,5 @@
-import { Agent as HttpAgent } from 'node:http';
 import { isToken } from '../common/http-token.js';
+import { http } from '../common/node-modules.js';
 import type { HttpError } from '../errors/index.js';
 import { cacheProblem } from './cache/settings.js';
 import { invalidOption } from './errors.js';
@@ -63,7 +63,7 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
         case 'redirected':
             return typeof value === 'function' ? undefined : `must be a function, got ${typeof value}`;
         case 'agent':
-            if (value !== false && !(value instanceof HttpAgent)) {
+            if (value !== false && !(value instanceof http.Agent)) {
                 return 'must be an http.Agent, an https.Agent or false';
             }
 

@@ -4,21 +4,23 @@ import type {
     IncomingMessage,
     RequestOptions as NodeRequestOptions
 } from 'node:http';
-import { isIP, type Socket } from 'node:net';
-import { checkServerIdentity, type PeerCertificate, TLSSocket } from 'node:tls';
-import { HttpProxyAgent } from 'http-proxy-agent';
-import { HttpsProxyAgent } from 'https-proxy-agent';
-import { getProxyForUrl } from 'proxy-from-env';
+import type { Socket } from 'node:net';
+import type { checkServerIdentity, PeerCertificate } from 'node:tls';
+import type { HttpProxyAgent } from 'http-proxy-agent';
+import type { HttpsProxyAgent } from 'https-proxy-agent';
+import { net, tls } from '../common/node-modules.js';
 import type { HttpError } from '../errors/index.js';
 import { type Destination, hasDecodableCredentials } from './destination.js';
 import { badUpstream, type CodedError, invalidOption, requestError } from './errors.js';
+import { proxyPackages } from './proxy-packages.js';
 import type { Agents, EffectiveOptions } from './types.js';
 
 /**
  * The `proxy` request option: the proxy agents (`http-proxy-agent` for http targets, which sends
  * them to the proxy in absolute form; `https-proxy-agent` for https targets, through a CONNECT
  * tunnel with TLS end to end) and the environment (`proxy-from-env` for `HTTP(S)_PROXY` and
- * `NO_PROXY`). This module decides, per hop, whether and through which proxy a request goes.
+ * `NO_PROXY`), all three loaded by the first hop that needs them (proxy-packages.ts). This module
+ * decides, per hop, whether and through which proxy a request goes.
  */
 
 /** What a hop going through a proxy needs to report on it. One object per hop. */
@@ -97,7 +99,7 @@ function proxyOf(proxy: string | URL | true, destination: Destination): URL | Ht
         return parseProxy(proxy) as URL;
     }
 
-    const fromEnvironment = getProxyForUrl(destination.href);
+    const fromEnvironment = proxyPackages().getProxyForUrl(destination.href);
     if (fromEnvironment === '') {
         return undefined;
     }
@@ -217,12 +219,13 @@ function carryOriginTls(nodeOptions: NodeRequestOptions, destination: Destinatio
     }
 
     const host = destination.hostname.replace(/^\[|\]$/g, '');
-    if (options.servername === undefined && isIP(host) !== 0 && options.rejectUnauthorized !== false) {
+    if (options.servername === undefined && net.isIP(host) !== 0 && options.rejectUnauthorized !== false) {
         // The tunnel's agent names a host name as the server name, but connects to an IP origin without
         // its host, so TLS would check the certificate against another name: check it against the IP.
         // Only here, where the check matters: since Node 22 a per-request checkServerIdentity keeps the
         // connection out of the pool.
-        const check = (options.checkServerIdentity as typeof checkServerIdentity | undefined) ?? checkServerIdentity;
+        const check =
+            (options.checkServerIdentity as typeof checkServerIdentity | undefined) ?? tls.checkServerIdentity;
         options.checkServerIdentity = (_name: string, certificate: PeerCertificate) => check(host, certificate);
     }
 }
@@ -268,6 +271,7 @@ function proxyAgent(
     }
 
     const options = { keepAlive: true, maxSockets: Number.POSITIVE_INFINITY };
+    const { HttpProxyAgent, HttpsProxyAgent } = proxyPackages();
     agent = isHttps
         ? new HttpsProxyAgent(
               url,
@@ -302,12 +306,12 @@ export function watchProxy(req: ClientRequest, route: ProxyRoute): void {
         // A tunnel's socket comes once CONNECT succeeded, a kept-alive one was connected before. A new
         // connection to the proxy is only made once it is established, TLS handshake included for an
         // https:// proxy: an untrusted proxy certificate is the proxy's failure, not the origin's.
-        if (route.tunnel || req.reusedSocket || (!socket.connecting && !(socket instanceof TLSSocket))) {
+        if (route.tunnel || req.reusedSocket || (!socket.connecting && !(socket instanceof tls.TLSSocket))) {
             route.connected = true;
             return;
         }
 
-        socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {
+        socket.once(socket instanceof tls.TLSSocket ? 'secureConnect' : 'connect', () => {
             route.connected = true;
         });
     });

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { http } from '../common/node-modules.js';
 
 /**
  * The `error` text of every 4xx and 5xx status the factories make, spelled out rather than taken from
@@ -41,5 +41,5 @@ const errorTexts: Record<number, string> = {
 
 /** The `error` text of an HTTP error status: ours above, else Node's, else `Unknown`. */
 export function statusText(statusCode: number): string {
-    return errorTexts[statusCode] ?? STATUS_CODES[statusCode] ?? 'Unknown';
+    return errorTexts[statusCode] ?? http.STATUS_CODES[statusCode] ?? 'Unknown';
 }

@@ -1,5 +1,6 @@
-import { type IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { http } from '../../common/node-modules.js';
 import { fieldValue, headersOf, withoutFields } from './fields.js';
 import type { CachedResponse } from './store.js';
 
@@ -84,7 +85,7 @@ function made(
     body: Buffer | undefined
 ): IncomingMessage {
     // No socket: the answer never touched the network.
-    const res = new IncomingMessage(null as unknown as Socket);
+    const res = new http.IncomingMessage(null as unknown as Socket);
     res.statusCode = statusCode;
     res.statusMessage = statusMessage;
     res.httpVersion = '1.1';

@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process';
+import * as nodeModule from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * What importing the package costs a process that uses only the client: the proxy packages and the
+ * static plugin's handlers load when first used (src/client/proxy-packages.ts, src/static/plugin.ts),
+ * not with the package, and Node's built-ins are taken without their ES namespaces
+ * (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
+ * which records every module it loads through a module hook (`module.registerHooks`, Node 22.15+:
+ * every supported line; Node 20 has no synchronous hooks).
+ */
+describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function')(
+    'modules loaded on first use',
+    () => {
+        it('loads the proxy packages with the first proxied request and the static handlers with the plugin', async () => {
+            const script = `
+                import { registerHooks } from 'node:module';
+                const http = process.getBuiltinModule('node:http');
+                const loaded = [];
+                registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+                const proxyModules = () => loaded.filter((url) => /node_modules\\/(https?-proxy-agent|agent-base|proxy-from-env|debug)\\//.test(url)).length;
+                const staticModules = () => loaded.filter((url) => url.includes('/dist/src/static/') && !url.endsWith('/plugin.js')).length;
+                const seen = {};
+                const { client, staticFiles } = await import(${JSON.stringify(`${repo}dist/src/index.js`)});
+                seen.imported = { proxy: proxyModules(), static: staticModules() };
+
+                // An origin that also answers as a forward proxy: an http target through a proxy is an absolute-form request to it.
+                const server = http.createServer((req, res) => res.end(req.url.startsWith('http://') ? 'proxied' : 'direct'));
+                await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+                const origin = 'http://127.0.0.1:' + server.address().port;
+                const direct = await client.get(origin + '/');
+                seen.direct = { payload: direct.payload.toString(), proxy: proxyModules(), static: staticModules() };
+                // Node's bundled undici loads when node:http's ES namespace is built (an ES import of it).
+                seen.undici = process.moduleLoadList.some((name) => name.includes('undici'));
+                const proxied = await client.get('http://example.test/', { proxy: origin });
+                seen.proxied = { payload: proxied.payload.toString(), proxy: proxyModules() > 0 };
+                server.close();
+
+                const Hapi = await import('@hapi/hapi');
+                const hapi = Hapi.server();
+                await hapi.register(staticFiles);
+                seen.registered = { static: staticModules() > 0, handlers: [...hapi.decorations.handler].sort() };
+                console.log(JSON.stringify(seen));
+                process.exit(0);`;
+            const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+                cwd: repo
+            });
+            expect(JSON.parse(stdout)).toStrictEqual({
+                imported: { proxy: 0, static: 0 },
+                direct: { payload: 'direct', proxy: 0, static: 0 },
+                undici: false,
+                proxied: { payload: 'proxied', proxy: true },
+                registered: { static: true, handlers: ['directory', 'file'] }
+            });
+        }, 30_000);
+    }
+);
