@@ -4,12 +4,12 @@
 import { createImplementation } from './client-implementations.js';
 import { startChild, stopChild } from './processes.js';
 
-const shapes = { a: ['small', 1], b: ['small', 50], d: ['json', 20] };
+const shapes = { a: ['small', 1], b: ['small', 50], c: ['large', 4], d: ['json', 20] };
 
 /** The 64 KiB JSON text case (d) posts. */
 export const jsonBody = JSON.stringify({ pad: 'x'.repeat(64 * 1024 - 10) });
 
-/** Starts the origin and `implementation` (tracewire, node:http or a build's directory) for case `caseId` (a, b or d). */
+/** Starts the origin and `implementation` (tracewire, node:http or a build's directory) for case `caseId` (a, b, c or d). */
 export async function startClientCase(implementation, caseId) {
     const [route, concurrency] = shapes[caseId] ?? shapes.b;
     const origin = await startChild('../servers/origin.js');

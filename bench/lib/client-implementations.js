@@ -1,8 +1,9 @@
 // The clients of the client benchmark. Each offers the same two operations: GET → the body (a Buffer,
 // or what the library resolves with when that holds it: tracewire's `{ res, payload }`), POST JSON →
 // parsed reply. A GET is the library's own promise, with no async wrapper of ours around it: raw
-// node:http's has none.
-import http from 'node:http';
+// node:http's has none. A client process loads only its own client: not even `node:http` for the
+// others (its ES module namespace alone, which loads Node's bundled undici, is 2 MB of heap that every
+// full garbage collection walks: the 1 MiB case runs one every 20-odd requests).
 import { pathToFileURL } from 'node:url';
 
 export const jsonHeaders = { 'content-type': 'application/json' };
@@ -72,6 +73,8 @@ export async function createImplementation(name, port, baselineDirectory) {
 }
 
 function rawNodeHttp(port) {
+    // As `require('node:http')` gives it, without the ES namespace.
+    const http = process.getBuiltinModule('node:http');
     const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
     const call = (method, path, body) =>
         new Promise((resolve, reject) => {

@@ -1,7 +1,7 @@
 // The client process's CPU per request of one client case, alone (no interleaving), with V8's GC work
 // over the same requests: a quick A/B of two builds, or of a build against raw node:http, between
 // interleaved runs of the client section. Run it alternately for the implementations compared.
-//   node bench/profile/client-cpu.js <tracewire|node:http|dir of another build> <a|b|d> [count=30000] [warm-up=10000]
+//   node bench/profile/client-cpu.js <tracewire|node:http|dir of another build> <a|b|c|d> [count=30000] [warm-up=10000]
 import v8 from 'node:v8';
 import { runCalls } from '../lib/calls.js';
 import { startClientCase } from '../lib/client-case.js';

@@ -2,7 +2,7 @@
 // a shared machine does not move: a warm-up runs uninstrumented, then `count` requests are measured,
 // each thread in its own file (thread 1 is the event loop; the others are V8's compiler and GC helpers).
 //   valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes --callgrind-out-file=/tmp/cg/out.%p \
-//     node bench/profile/client-instructions.js <tracewire|node:http|dir of another build> <a|b|d> [count=3000] [warm-up=15000] [mixed]
+//     node bench/profile/client-instructions.js <tracewire|node:http|dir of another build> <a|b|c|d> [count=3000] [warm-up=15000] [mixed]
 //   grep '^summary' /tmp/cg/out.<pid>.1-01   # instructions of the event loop thread; divide by count
 import { execFileSync } from 'node:child_process';
 import { runCalls } from '../lib/calls.js';
