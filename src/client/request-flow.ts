@@ -112,6 +112,8 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
     private deadline: CallDeadline | undefined;
     // With the `cache` option: the layer every hop goes through (cache/layer.ts).
     private cache: CacheLayer | undefined;
+    // What retriesResponse() decided for the response at hand, for its hop's report to act on.
+    private responseRetry: { res: IncomingMessage; delay: number | undefined } | undefined;
     // A redirect's `redirected` callback, due once the next hop's request exists.
     private redirectedDue: (() => void) | undefined;
 
@@ -270,7 +272,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         this.redirectedDue = undefined;
         const options = hop.options;
         const statusCode = res.statusCode as number;
-        if (this.retry !== undefined && this.retryResponse(this.retry, hop, res)) {
+        if (this.retry !== undefined && this.retryResponse(hop, res)) {
             return;
         }
 
@@ -317,18 +319,18 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         }
 
         const retry = this.retry;
-        if (retry === undefined || !this.canRetry(retry, hop) || !isRetryableError(retry, err)) {
-            this.fail(err);
-            return;
+        if (retry !== undefined && this.canRetry(retry, hop) && isRetryableError(retry, err)) {
+            const delay = retry.backoff(this.retryCount + 1);
+            if (this.waitFits(delay)) {
+                this.scheduleRetry(hop, delay);
+                return;
+            }
         }
 
-        const delay = retry.backoff(this.retryCount + 1);
-        if (!this.waitFits(delay)) {
+        // Nothing more to try on the wire: the cache may still answer with a stale response (stale-if-error).
+        if (this.cache?.answersFailure(hop, err) !== true) {
             this.fail(err);
-            return;
         }
-
-        this.scheduleRetry(hop, delay);
     }
 
     fail(err: HttpError): void {
@@ -485,14 +487,35 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         );
     }
 
-    /** Retries the hop when its status asks for it (and Retry-After allows); true when it will be. */
-    private retryResponse(retry: RetryPolicy, hop: AnsweredHop, res: IncomingMessage): boolean {
-        if (!retry.statusCodes.has(res.statusCode as number) || !this.canRetry(retry, hop)) {
-            return false;
+    /**
+     * True when the flow will retry `res` once its hop reports it: its status asks for it, the retry
+     * budget, Retry-After and the deadline allow. The cache asks before it answers a 5xx with a stale
+     * response (stale-if-error is for when nothing more will be tried). Decided once per response: the
+     * backoff may be random, or the caller's function.
+     */
+    retriesResponse(hop: AnsweredHop, res: IncomingMessage): boolean {
+        const delay = this.responseRetryWait(hop, res);
+        this.responseRetry = { res, delay };
+        return delay !== undefined;
+    }
+
+    /** The wait before `res` is retried, or undefined when it will not be. */
+    private responseRetryWait(hop: AnsweredHop, res: IncomingMessage): number | undefined {
+        const retry = this.retry;
+        if (!retry?.statusCodes.has(res.statusCode as number) || !this.canRetry(retry, hop)) {
+            return undefined;
         }
 
         const delay = responseRetryDelay(retry, res, this.retryCount + 1);
-        if (delay === undefined || !this.waitFits(delay)) {
+        return delay !== undefined && this.waitFits(delay) ? delay : undefined;
+    }
+
+    /** Retries the hop when its status asks for it (and Retry-After allows); true when it will be. */
+    private retryResponse(hop: AnsweredHop, res: IncomingMessage): boolean {
+        const decided = this.responseRetry;
+        this.responseRetry = undefined;
+        const delay = decided?.res === res ? decided.delay : this.responseRetryWait(hop, res);
+        if (delay === undefined) {
             return false;
         }
 

@@ -38,6 +38,8 @@ export interface CachedFlow extends HopOwner {
     /** Sends a hop the layer made (the layer owns it: its outcome comes back here first). */
     sendHop(hop: Hop, target: URL | Destination): void;
     hopResponded(hop: AnsweredHop, res: IncomingMessage): void;
+    /** True when the flow will retry `res` once its hop reports it. */
+    retriesResponse(hop: AnsweredHop, res: IncomingMessage): boolean;
 }
 
 /** One hop's dealings with the cache: what was asked, what was stored, what was decided. */
@@ -108,6 +110,7 @@ export class CacheLayer implements HopOwner {
 
     /** The flow starts a hop: look it up, then answer it or send it. */
     start(method: string, target: URL | Destination, given: EffectiveOptions, resendReason?: ResendReason): void {
+        const previous = this.call;
         const options = this.originals.get(given) ?? given;
         const headers = options.headers;
         const call: CacheCall = {
@@ -136,6 +139,12 @@ export class CacheLayer implements HopOwner {
         if (retry) {
             // A retry asks the origin again: answering it with the stored response it retries would only repeat it.
             call.outcome = 'request';
+            if (previous?.key === call.key && previous.entry !== undefined) {
+                // That response still answers the last failure, when nothing more will be tried (stale-if-error).
+                call.entry = previous.entry;
+                call.judgement = judge(previous.entry, call.directives, this.settings.shared, Date.now());
+            }
+
             this.forward(call, undefined);
             return;
         }
@@ -294,21 +303,29 @@ export class CacheLayer implements HopOwner {
     }
 
     hopFailed(hop: Hop, err: HttpError): void {
+        this.dropValidators(hop, this.call);
+        // The flow re-sends a stale connection's hop or retries first; answersFailure() is its last resort.
+        this.flow.hopFailed(hop, err);
+    }
+
+    /**
+     * The flow has nothing more to try for `hop`'s failure: true when a stale response answers it
+     * instead. Only a network failure or a timeout (not the caller's abort) may be (RFC 5861 4).
+     */
+    answersFailure(hop: Hop, err: HttpError): boolean {
         const call = this.call;
-        this.dropValidators(hop, call);
-        // A network failure or a timeout (not the caller's abort) may be answered by a stale response (RFC 5861 4).
         const networkFailure = err.output.statusCode === 502 || err.output.statusCode === 504;
         if (
-            networkFailure &&
-            call?.entry !== undefined &&
-            call.judgement !== undefined &&
-            servesStaleOnError(call.judgement, call.directives, undefined)
+            !networkFailure ||
+            call?.entry === undefined ||
+            call.judgement === undefined ||
+            !servesStaleOnError(call.judgement, call.directives, undefined)
         ) {
-            this.serveStaleOnError(hop, call, call.entry, call.judgement);
-            return;
+            return false;
         }
 
-        this.flow.hopFailed(hop, err);
+        this.serveStaleOnError(hop, call, call.entry, call.judgement);
+        return true;
     }
 
     /** The origin's response headers arrived: decide what the cache makes of them, and say so in Cache-Status before the hop reports it. */
@@ -368,7 +385,9 @@ export class CacheLayer implements HopOwner {
             status >= 500 &&
             entry !== undefined &&
             call.judgement !== undefined &&
-            servesStaleOnError(call.judgement, call.directives, status)
+            servesStaleOnError(call.judgement, call.directives, status) &&
+            // A 5xx the flow retries is forwarded as it is: the stale response is for when nothing more will be tried.
+            !this.flow.retriesResponse(hop, res)
         ) {
             const stale = member({ outcome: 'hit', ttl: call.judgement.ttl, detail: 'stale-if-error' });
             addCacheStatus(res, stale);

@@ -425,6 +425,89 @@ describe('Cache: validation', () => {
         await expect(client.get(mustRevalidate)).rejects.toMatchObject({ output: { statusCode: 500 } });
     });
 
+    it('stale-if-error is the last resort: a stale connection is re-sent first', async () => {
+        const { client } = cached();
+        const url = serve((req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
+                res.end('old');
+            } else if (count === 2) {
+                // The kept-alive connection the client reuses dies before any response byte.
+                req.socket.destroy();
+            } else {
+                res.writeHead(200, { 'cache-control': 'max-age=0' });
+                res.end('new');
+            }
+        });
+        await client.get(url);
+        const { payload, res } = await client.get(url);
+        expect(String(payload)).toBe('new');
+        expect(res.headers['cache-status']).not.toMatch(/stale-if-error/);
+        expect(hits(url)).toHaveLength(3);
+        expect(hits(url)[1]!.socket).not.toBe(hits(url)[2]!.socket);
+
+        // The re-send fails as well: then the stale response answers.
+        const dead = serve((req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
+                res.end('old');
+            } else {
+                req.socket.destroy();
+            }
+        });
+        await client.get(dead);
+        const stale = await client.get(dead);
+        expect(String(stale.payload)).toBe('old');
+        expect(stale.res.headers['cache-status']).toMatch(/detail=stale-if-error$/);
+        expect(hits(dead)).toHaveLength(3);
+    });
+
+    it('stale-if-error is the last resort: a 5xx or a network failure the retry policy retries is retried first', async () => {
+        const client = cached().client.defaults({ events: true });
+        const reported: string[] = [];
+        client.events!.on('response', (err, details) => {
+            reported.push(
+                err === undefined ? `${details.res!.statusCode} ${details.res!.headers['cache-status']}` : 'error'
+            );
+        });
+        const retry = { retry: { limit: 1, backoff: () => 1 } };
+        const url = serve((_req, res, count) => {
+            res.writeHead(count === 2 ? 503 : 200, { 'cache-control': 'max-age=0, stale-if-error=60' });
+            res.end(count === 1 ? 'old' : count === 2 ? 'unavailable' : 'new');
+        });
+        await client.get(url, retry);
+        reported.length = 0;
+        expect(String((await client.get(url, retry)).payload)).toBe('new');
+        expect(hits(url)).toHaveLength(3);
+        // The retried 503 was reported as what it was, forwarded, not as a stale hit.
+        expect(reported).toHaveLength(2);
+        expect(reported[0]).toMatch(/^503 .*fwd-status=503/);
+        expect(reported[0]).not.toMatch(/stale-if-error/);
+
+        // The retries spent: the stale response answers the last 503, and the last network failure.
+        const failing = serve((req, res, count) => {
+            if (count === 1) {
+                res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
+                res.end('old');
+            } else if (count <= 3) {
+                res.writeHead(503, { connection: 'close' });
+                res.end();
+            } else {
+                req.socket.destroy();
+            }
+        });
+        await client.get(failing, retry);
+        const on503 = await client.get(failing, retry);
+        expect(String(on503.payload)).toBe('old');
+        expect(on503.res.headers['cache-status']).toMatch(/detail=stale-if-error$/);
+        expect(hits(failing)).toHaveLength(3);
+        const onReset = await client.get(failing, {
+            retry: { limit: 1, backoff: () => 1, errorCodes: ['ECONNRESET'] }
+        });
+        expect(String(onReset.payload)).toBe('old');
+        expect(hits(failing).length).toBeGreaterThanOrEqual(5);
+    });
+
     it('an unsafe method invalidates the URL, and the same-origin Location and Content-Location', async () => {
         const { client } = cached();
         const target = serve(reply(200, { 'cache-control': 'max-age=60' }));
