@@ -5,6 +5,7 @@ import { type Attributes, type Histogram, type Meter, ValueType } from '@opentel
 import { monotonicAt, timestamp } from '../src/client/hop-timings.js';
 import type { Timings } from '../src/client/timings.js';
 import type { RequestUri } from '../src/client/types.js';
+import { net } from '../src/common/node-modules.js';
 import { serverAddress, serverPort } from './attributes.js';
 import { failureErrorType } from './error-type.js';
 import { DURATION_BUCKETS } from './providers.js';
@@ -20,10 +21,6 @@ import {
     METRIC_DNS_LOOKUP_DURATION,
     METRIC_HTTP_CLIENT_CONNECTION_DURATION
 } from './semconv.js';
-import { timeoutPhaseOf } from './span-phases.js';
-
-// Codes of a failed name resolution (getaddrinfo's), which end a lookup without an answer.
-const lookupFailures = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'ENODATA']);
 
 /** What one hop tells about its connection and its name lookup, from the `response` event. */
 export interface ConnectionFacts {
@@ -62,7 +59,7 @@ export class ConnectionMetrics {
     /** Records the lookup of a hop, and follows the connection it opened until that closes. */
     recordHop(facts: ConnectionFacts): void {
         const { timings } = facts;
-        if (timings.socket !== undefined && (timings.phases.dns !== undefined || isLookupFailure(facts.err))) {
+        if (timings.phases.dns !== undefined || failedInLookup(facts)) {
             this.recordLookup(facts);
         }
 
@@ -115,16 +112,25 @@ export class ConnectionMetrics {
     }
 }
 
-function isLookupFailure(err: Error | undefined): boolean {
-    if (err === undefined) {
+/**
+ * True when the hop failed while its new connection was still resolving a host name: its error
+ * (whichever: getaddrinfo's codes, a `lookup` function's own error, a timeout) ends a lookup that
+ * got no answer. Not for a pooled connection, an address or a socket path (nothing to resolve), nor
+ * for the caller's abort (the lookup did not fail, the caller stopped waiting).
+ */
+function failedInLookup({ req, timings, err }: ConnectionFacts): boolean {
+    if (
+        err === undefined ||
+        req === undefined ||
+        timings.socket === undefined ||
+        timings.lookup !== undefined ||
+        timings.connect !== undefined ||
+        timings.abort !== undefined ||
+        req.reusedSocket
+    ) {
         return false;
     }
 
-    if (timeoutPhaseOf(err) === 'lookup') {
-        return true;
-    }
-
-    const { data } = err as { data?: { code?: unknown } };
-    const code = data?.code ?? (err as { code?: unknown }).code;
-    return typeof code === 'string' && lookupFailures.has(code);
+    const { host, socketPath } = req as ClientRequest & { socketPath?: string };
+    return socketPath === undefined && net.isIP(host.replace(/^\[|\]$/g, '')) === 0;
 }

@@ -224,6 +224,45 @@ describe('phases on client spans (README "Phases on client spans")', () => {
         expect(failed[0]!.sum).toBeGreaterThanOrEqual(0.015);
     });
 
+    it('any failure while the name resolves is a failed lookup; an abort, an address or a refused connection is none', async () => {
+        // A resolver's failure of its own (here a DNS server's SERVFAIL) and an error without a code.
+        const failing =
+            (err: Error): LookupFunction =>
+            (_hostname, _options, callback) =>
+                setTimeout(() => callback(err, '', 4), 20);
+        const servfail = Object.assign(new Error('queryA ESERVFAIL resolver.test'), { code: 'ESERVFAIL' });
+        await spansOf(() => api.get(`http://servfail.test:${http.port}/`, { lookup: failing(servfail) }));
+        await spansOf(() =>
+            api.get(`http://plain.test:${http.port}/`, { lookup: failing(new Error('the resolver is down')) })
+        );
+        // Aborted while the name resolves: the lookup did not fail, the caller stopped waiting.
+        const aborting = new AbortController();
+        const abortedCall = api.get(`http://aborted.test:${http.port}/`, {
+            lookup: blackHoleLookup,
+            signal: aborting.signal
+        });
+        setTimeout(() => aborting.abort(), 20);
+        await abortedCall.catch(() => {});
+        // Nothing to resolve: an address that refuses the connection.
+        await api.get('http://127.0.0.1:1/').catch(() => {});
+
+        const failedLookups = (await points(METRIC_DNS_LOOKUP_DURATION)).filter(
+            (point) => point.attributes[ATTR_ERROR_TYPE] !== undefined
+        );
+        const byName = Object.fromEntries(
+            failedLookups.map((point) => [point.attributes[ATTR_DNS_QUESTION_NAME], point.attributes[ATTR_ERROR_TYPE]])
+        );
+        expect(byName['servfail.test']).toBe('ESERVFAIL');
+        expect(byName['plain.test']).toBe('_OTHER');
+        expect(byName).not.toHaveProperty('aborted.test');
+        expect(byName).not.toHaveProperty('127.0.0.1');
+        for (const name of ['servfail.test', 'plain.test']) {
+            const point = failedLookups.find((each) => each.attributes[ATTR_DNS_QUESTION_NAME] === name)!;
+            expect(point.count).toBe(1);
+            expect(point.sum).toBeGreaterThanOrEqual(0.015);
+        }
+    });
+
     it('a server that does not answer: the response phase on the span, its events up to the upload', async () => {
         const [span] = await spansOf(() => api.get(`${http.url}/stall`, { timeouts: { response: 100 } }));
         expect(span!.attributes[ATTR_TIMEOUT_PHASE]).toBe('response');
