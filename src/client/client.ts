@@ -1,8 +1,9 @@
 import type { Readable } from 'node:stream';
-import { EventEmitter } from 'eventemitter3';
+import type { EventEmitter } from 'eventemitter3';
 import { assertAgents, createAgents } from './agents.js';
 import { ownCache } from './cache/settings.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
+import { createEmitter } from './emitter.js';
 import { ReadForHelper } from './helper-read.js';
 import { assertDefaults, copyHeaders, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
@@ -66,8 +67,7 @@ export class Client implements ClientContext {
         }
 
         // Derived clients share the parent's emitter, so instrumenting a root client covers them all.
-        const emitter =
-            events === false ? undefined : (this.events ?? (events ? new EventEmitter<ClientEvents>() : undefined));
+        const emitter = events === false ? undefined : (this.events ?? (events ? createEmitter() : undefined));
         return new Client(setsNothing(merged) ? undefined : merged, agents ?? this.agents, emitter);
     }
 

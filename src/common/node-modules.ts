@@ -15,3 +15,9 @@ export const https = process.getBuiltinModule('node:https');
 export const net = process.getBuiltinModule('node:net');
 export const tls = process.getBuiltinModule('node:tls');
 export const zlib = process.getBuiltinModule('node:zlib');
+
+/**
+ * `require()` from the package, for what loads on first use rather than with the package: the proxy
+ * packages (client/proxy-packages.ts) and eventemitter3 (client/emitter.ts).
+ */
+export const requirePackage = process.getBuiltinModule('node:module').createRequire(import.meta.url);

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * What importing the package costs a process that uses only the client: the proxy packages and the
- * static plugin's handlers load when first used (src/client/proxy-packages.ts, src/static/plugin.ts),
+ * What importing the package costs a process that uses only the client: the proxy packages, the
+ * static plugin's handlers and eventemitter3 load when first used (src/client/proxy-packages.ts,
+ * src/static/plugin.ts, src/client/emitter.ts),
  * not with the package, and Node's built-ins are taken without their ES namespaces
  * (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
  * which records every module it loads through a module hook (`module.registerHooks`, Node 22.15+:
@@ -34,7 +35,10 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
                 const origin = 'http://127.0.0.1:' + server.address().port;
                 const direct = await client.get(origin + '/');
-                seen.direct = { payload: direct.payload.toString(), proxy: proxyModules(), static: staticModules() };
+                const emitterModules = () => loaded.filter((url) => url.includes('/node_modules/eventemitter3/')).length;
+                seen.direct = { payload: direct.payload.toString(), proxy: proxyModules(), static: staticModules(), emitter: emitterModules() };
+                client.defaults({ events: true });
+                seen.events = { emitter: emitterModules() > 0 };
                 // Node's bundled undici loads when node:http's ES namespace is built (an ES import of it).
                 seen.undici = process.moduleLoadList.some((name) => name.includes('undici'));
                 const proxied = await client.get('http://example.test/', { proxy: origin });
@@ -52,7 +56,8 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
             });
             expect(JSON.parse(stdout)).toStrictEqual({
                 imported: { proxy: 0, static: 0 },
-                direct: { payload: 'direct', proxy: 0, static: 0 },
+                direct: { payload: 'direct', proxy: 0, static: 0, emitter: 0 },
+                events: { emitter: true },
                 undici: false,
                 proxied: { payload: 'proxied', proxy: true },
                 registered: { static: true, handlers: ['directory', 'file'] }
