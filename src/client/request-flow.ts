@@ -2,8 +2,9 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../errors/index.js';
 import { isHttpError } from '../errors/index.js';
-import { type CachedFlow, CacheLayer } from './cache/layer.js';
-import { cacheSettingsOf } from './cache/settings.js';
+import type { CachedFlow, CacheLayer } from './cache/layer.js';
+import { loadCacheLayer, loadedCacheLayer } from './cache/load-layer.js';
+import { type CacheOptions, cacheSettingsOf } from './cache/settings.js';
 import { acceptEncodingOffer } from './content-decoding.js';
 import { CallDeadline, type DeadlineLeft, type DeadlineOwner } from './deadline.js';
 import { cachedDestination, type Destination, resolveUri } from './destination.js';
@@ -198,10 +199,35 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
 
         this.retry = retryPolicy(merged.retry);
         if (merged.cache !== undefined && merged.cache !== false) {
-            this.cache = new CacheLayer(this, cacheSettingsOf(merged.cache), this.pipeline);
+            const Layer = loadedCacheLayer();
+            if (Layer === undefined) {
+                this.startOnceCacheLoaded(normalizedMethod as string, target, merged);
+                return;
+            }
+
+            this.cache = new Layer(this, cacheSettingsOf(merged.cache), this.pipeline);
         }
 
         this.startHop(normalizedMethod as string, target, merged);
+    }
+
+    /** The process's first request with a cache: the cache layer's module loads, then the request starts, unless it was stopped meanwhile. */
+    private startOnceCacheLoaded(method: string, target: URL | Destination, options: EffectiveOptions): void {
+        loadCacheLayer().then(
+            (Layer) => {
+                if (this.isSettled) {
+                    return;
+                }
+
+                try {
+                    this.cache = new Layer(this, cacheSettingsOf(options.cache as true | CacheOptions), this.pipeline);
+                    this.startHop(method, target, options);
+                } catch (err) {
+                    this.fail(clientFailure(`The request could not be started: ${(err as Error).message}`, err));
+                }
+            },
+            (err: unknown) => this.fail(clientFailure('The cache could not be loaded', err))
+        );
     }
 
     private startHop(

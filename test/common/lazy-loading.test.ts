@@ -8,8 +8,8 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * What importing the package costs a process that uses only the client: the proxy packages, the
- * static plugin's handlers and eventemitter3 load when first used (src/client/proxy-packages.ts,
- * src/static/plugin.ts, src/client/emitter.ts),
+ * static plugin's handlers, eventemitter3 and the cache layer load when first used
+ * (src/client/proxy-packages.ts, src/static/plugin.ts, src/client/emitter.ts, src/client/cache/load-layer.ts),
  * not with the package, and Node's built-ins are taken without their ES namespaces
  * (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
  * which records every module it loads through a module hook (`module.registerHooks`, Node 22.15+:
@@ -18,7 +18,7 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function')(
     'modules loaded on first use',
     () => {
-        it('loads the proxy packages with the first proxied request and the static handlers with the plugin', async () => {
+        it('loads each part with its first use: the proxy packages, the cache layer, eventemitter3, the static handlers', async () => {
             const script = `
                 import { registerHooks } from 'node:module';
                 const http = process.getBuiltinModule('node:http');
@@ -31,7 +31,11 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 seen.imported = { proxy: proxyModules(), static: staticModules() };
 
                 // An origin that also answers as a forward proxy: an http target through a proxy is an absolute-form request to it.
-                const server = http.createServer((req, res) => res.end(req.url.startsWith('http://') ? 'proxied' : 'direct'));
+                let stoppedServed = 0;
+                const server = http.createServer((req, res) => {
+                    stoppedServed += req.url === '/stopped' ? 1 : 0;
+                    res.end(req.url.startsWith('http://') ? 'proxied' : 'direct');
+                });
                 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
                 const origin = 'http://127.0.0.1:' + server.address().port;
                 const direct = await client.get(origin + '/');
@@ -41,6 +45,18 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 seen.events = { emitter: emitterModules() > 0 };
                 // Node's bundled undici loads when node:http's ES namespace is built (an ES import of it).
                 seen.undici = process.moduleLoadList.some((name) => name.includes('undici'));
+                // The cache layer loads with the first request that has a cache; a request stopped meanwhile never starts.
+                const cacheLayer = () => loaded.filter((url) => url.endsWith('/dist/src/client/cache/layer.js')).length;
+                seen.direct.cacheLayer = cacheLayer();
+                const stopped = (options) => {
+                    const controller = new AbortController();
+                    const call = client.get(origin + '/stopped', { ...options, signal: controller.signal });
+                    controller.abort();
+                    return call.then(() => 'resolved', (err) => err.message);
+                };
+                seen.abortedWhileLoading = { cached: await stopped({ cache: true }), plain: await stopped({}), served: stoppedServed };
+                const first = await client.get(origin + '/', { cache: true });
+                seen.cached = { payload: first.payload.toString(), miss: first.res.headers['cache-status'].includes('fwd=miss'), layer: cacheLayer() };
                 const proxied = await client.get('http://example.test/', { proxy: origin });
                 seen.proxied = { payload: proxied.payload.toString(), proxy: proxyModules() > 0 };
                 server.close();
@@ -56,7 +72,9 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
             });
             expect(JSON.parse(stdout)).toStrictEqual({
                 imported: { proxy: 0, static: 0 },
-                direct: { payload: 'direct', proxy: 0, static: 0, emitter: 0 },
+                direct: { payload: 'direct', proxy: 0, static: 0, emitter: 0, cacheLayer: 0 },
+                abortedWhileLoading: { cached: 'Client request aborted', plain: 'Client request aborted', served: 0 },
+                cached: { payload: 'direct', miss: true, layer: 1 },
                 events: { emitter: true },
                 undici: false,
                 proxied: { payload: 'proxied', proxy: true },

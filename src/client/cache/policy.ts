@@ -1,6 +1,7 @@
 import { type CacheDirectives, parseDirectives } from './directives.js';
 import { fieldValue } from './fields.js';
 import { freshnessOf, isHeuristicallyCacheable } from './freshness.js';
+import { isSafeMethod } from './safe-methods.js';
 import type { CachedResponse } from './store.js';
 import { type RequestHeaders, varyNames } from './vary.js';
 
@@ -187,12 +188,7 @@ export function usefulUntil(entry: CachedResponse, directives: CacheDirectives, 
 // How long a stale response is kept for a conditional request or max-stale: a day.
 const staleKeep = 86_400;
 
-const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
-
 /** True for the methods RFC 9110 calls safe: the only ones a cache may store for (README "Cache", `methods`). */
-export function isSafeMethod(method: string): boolean {
-    return safeMethods.has(method);
-}
 
 /**
  * RFC 9111 4.4: the URLs whose stored responses an unsafe request invalidates once it got a
@@ -204,7 +200,7 @@ export function invalidatedUrls(
     statusCode: number,
     rawHeaders: readonly string[]
 ): URL[] {
-    if (safeMethods.has(method) || statusCode < 200 || statusCode >= 400) {
+    if (isSafeMethod(method) || statusCode < 200 || statusCode >= 400) {
         return [];
     }
 

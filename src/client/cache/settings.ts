@@ -1,5 +1,5 @@
 import { MemoryCacheStore } from './memory-store.js';
-import { isSafeMethod } from './policy.js';
+import { isSafeMethod } from './safe-methods.js';
 import type { CacheStore } from './store.js';
 
 /** The `cache` option as an object (README "Cache"); an absent field keeps its default. */
