@@ -7,8 +7,7 @@
  * getters of `WebSocket`, `MessageEvent` and `CloseEvent`, which load Node's bundled undici, http2
  * and worker support: about 2 MB of heap (walked by every full garbage collection of the process
  * from then on) and tens of milliseconds of start-up, in a process that may never use any of it;
- * `node:tls`'s namespace is another 0.2 MB. Importing `tracewire` costs 2.3 MB of heap this way,
- * 4.6 MB with ES imports of these modules.
+ * `node:tls`'s namespace is another 0.2 MB (README, "Import footprint").
  */
 export const http = process.getBuiltinModule('node:http');
 export const https = process.getBuiltinModule('node:https');
