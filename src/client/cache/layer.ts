@@ -10,7 +10,7 @@ import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline
 import type { EffectiveOptions, ResendReason, TimedResponse } from '../types.js';
 import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember } from './cache-status.js';
 import type { CacheDirectives } from './directives.js';
-import { hopByHopFields, withoutFields } from './fields.js';
+import { entryHead, storeWithBody, updatedEntry } from './entries.js';
 import { currentAge } from './freshness.js';
 import { GuardedStore } from './guarded-store.js';
 import { parseHttpDate } from './http-date.js';
@@ -22,15 +22,14 @@ import {
     judge,
     requestDirectives,
     responseDirectives,
-    servesStaleOnError,
-    usefulUntil
+    servesStaleOnError
 } from './policy.js';
-import { addCacheStatus, copyBody, gatewayTimeout, responseFrom } from './response.js';
+import { addCacheStatus, gatewayTimeout, responseFrom } from './response.js';
 import { revalidateInBackground } from './revalidation.js';
 import type { CacheSettings } from './settings.js';
 import type { CachedResponse } from './store.js';
-import { conditionalFields, matches304, satisfiesCallerCondition, updatedBy304 } from './validators.js';
-import { varyMatches, varyNames, varyValues } from './vary.js';
+import { conditionalFields, matches304, satisfiesCallerCondition } from './validators.js';
+import { varyMatches } from './vary.js';
 
 /** What the cache layer needs of the request flow it sits in front of (request-flow.ts). */
 export interface CachedFlow extends HopOwner {
@@ -371,14 +370,12 @@ export class CacheLayer implements HopOwner {
         const entry = call.entry;
         const shared = this.settings.shared;
         if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
-            const updated = updatedBy304(entry, res.rawHeaders, call.requestTime, responseTime);
-            const directives = responseDirectives(updated.rawHeaders);
-            const stores = !call.directives.noStore && !directives.noStore;
-            const ttl = judge(updated, noDirectives, shared, responseTime).ttl;
+            const updated = updatedEntry(entry, res, call.requestTime, responseTime, shared);
+            const stores = !call.directives.noStore && !updated.noStore;
+            const ttl = judge(updated.entry, noDirectives, shared, responseTime).ttl;
             const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl });
             addCacheStatus(res, status304);
-            const kept = { ...updated, deleteAt: usefulUntil(updated, directives, shared, responseTime) };
-            return { kind: 'updated', entry: kept, stores, cacheStatus: status304 };
+            return { kind: 'updated', entry: updated.entry, stores, cacheStatus: status304 };
         }
 
         if (
@@ -406,20 +403,10 @@ export class CacheLayer implements HopOwner {
         }
 
         // Taken before the Cache-Status is added: the store keeps the response as the origin sent it.
-        const entryHead: CachedResponse = {
-            method: call.method,
-            statusCode: status,
-            statusMessage: res.statusMessage ?? '',
-            rawHeaders: withoutFields(res.rawHeaders, hopByHopFields(res.rawHeaders)),
-            vary: varyValues(varyNames(res.rawHeaders), hop.options.headers),
-            body: emptyBody,
-            requestTime: call.requestTime,
-            responseTime,
-            deleteAt: 0
-        };
-        const ttl = judge(entryHead, noDirectives, shared, responseTime).ttl;
+        const head = entryHead(call.method, res, hop.options.headers, call.requestTime, responseTime);
+        const ttl = judge(head, noDirectives, shared, responseTime).ttl;
         addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl }));
-        return { kind: 'keep', entry: entryHead, directives };
+        return { kind: 'keep', entry: head, directives };
     }
 
     /** Hands the flow the response the call ends with, storing what is to be stored. */
@@ -437,16 +424,9 @@ export class CacheLayer implements HopOwner {
                 res.resume();
                 this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
                 return;
-            case 'keep': {
-                const { entry, directives } = answer;
-                const shared = this.settings.shared;
-                copyBody(res, this.store.entryLimit, (body) => {
-                    const complete = { ...entry, body };
-                    complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
-                    void this.store.set(call.key, complete);
-                });
+            case 'keep':
+                storeWithBody(this.store, call.key, answer.entry, answer.directives, this.settings.shared, res);
                 break;
-            }
         }
 
         this.flow.hopResponded(hop, res);
@@ -484,7 +464,6 @@ export class CacheLayer implements HopOwner {
     }
 }
 
-const emptyBody = Buffer.alloc(0);
 const noDirectives = requestDirectives({});
 
 // One guarded view per store: its entry limit is read once.

@@ -5,14 +5,12 @@ import { requestTimeout } from '../errors.js';
 import { Hop, type HopOwner } from '../hop.js';
 import type { Pipeline } from '../pipeline.js';
 import type { Agents, EffectiveOptions } from '../types.js';
-import { hopByHopFields, withoutFields } from './fields.js';
+import { entryHead, storeWithBody, updatedEntry } from './entries.js';
 import type { GuardedStore } from './guarded-store.js';
-import { isStorable, requestDirectives, responseDirectives, usefulUntil } from './policy.js';
-import { copyBody } from './response.js';
+import { isStorable, requestDirectives, responseDirectives } from './policy.js';
 import type { CacheSettings } from './settings.js';
 import type { CachedResponse } from './store.js';
-import { conditionalFields, matches304, updatedBy304 } from './validators.js';
-import { varyNames, varyValues } from './vary.js';
+import { conditionalFields, matches304 } from './validators.js';
 
 // A background revalidation nobody waits for still ends: a server that never answers costs this at most.
 const revalidationTimeout = 30_000;
@@ -97,13 +95,9 @@ class BackgroundRevalidation implements HopOwner {
         const shared = this.settings.shared;
         if (res.statusCode === 304 && matches304(this.entry, res.rawHeaders)) {
             res.resume();
-            const updated = updatedBy304(this.entry, res.rawHeaders, this.requestTime, responseTime);
-            const directives = responseDirectives(updated.rawHeaders);
-            if (!directives.noStore) {
-                void this.store.set(this.key, {
-                    ...updated,
-                    deleteAt: usefulUntil(updated, directives, shared, responseTime)
-                });
+            const updated = updatedEntry(this.entry, res, this.requestTime, responseTime, shared);
+            if (!updated.noStore) {
+                void this.store.set(this.key, updated.entry);
             }
 
             return;
@@ -112,22 +106,9 @@ class BackgroundRevalidation implements HopOwner {
         const directives = responseDirectives(res.rawHeaders);
         const request = { headers: hop.options.headers, directives: requestDirectives(hop.options.headers) };
         if (isStorable(request, res.statusCode as number, res.rawHeaders, directives, shared)) {
-            const entry: CachedResponse = {
-                ...this.entry,
-                statusCode: res.statusCode as number,
-                statusMessage: res.statusMessage ?? '',
-                rawHeaders: withoutFields(res.rawHeaders, hopByHopFields(res.rawHeaders)),
-                vary: varyValues(varyNames(res.rawHeaders), hop.options.headers),
-                requestTime: this.requestTime,
-                responseTime
-            };
-            copyBody(res, this.store.entryLimit, (body) => {
-                const complete = { ...entry, body };
-                void this.store.set(this.key, {
-                    ...complete,
-                    deleteAt: usefulUntil(complete, directives, shared, Date.now())
-                });
-            });
+            // The method the entry answered, as the hop was sent.
+            const head = entryHead(this.entry.method, res, hop.options.headers, this.requestTime, responseTime);
+            storeWithBody(this.store, this.key, head, directives, shared, res);
         }
 
         res.resume();

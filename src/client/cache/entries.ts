@@ -1,0 +1,69 @@
+import type { IncomingMessage } from 'node:http';
+import type { CacheDirectives } from './directives.js';
+import { hopByHopFields, withoutFields } from './fields.js';
+import type { GuardedStore } from './guarded-store.js';
+import { responseDirectives, usefulUntil } from './policy.js';
+import { copyBody } from './response.js';
+import type { CachedResponse } from './store.js';
+import { updatedBy304 } from './validators.js';
+import { type RequestHeaders, varyNames, varyValues } from './vary.js';
+
+/**
+ * How an origin's response becomes what the store keeps: the one recipe for the cache layer
+ * (layer.ts) and for the background revalidation of `stale-while-revalidate` (revalidation.ts).
+ */
+
+const emptyBody = Buffer.alloc(0);
+
+/** A stored response updated by a 304 (RFC 9111 4.3.4), kept until it is of no use; `noStore` when the 304 forbids keeping it. */
+export function updatedEntry(
+    entry: CachedResponse,
+    res: IncomingMessage,
+    requestTime: number,
+    responseTime: number,
+    shared: boolean
+): { entry: CachedResponse; noStore: boolean } {
+    const updated = updatedBy304(entry, res.rawHeaders, requestTime, responseTime);
+    const directives = responseDirectives(updated.rawHeaders);
+    return {
+        entry: { ...updated, deleteAt: usefulUntil(updated, directives, shared, responseTime) },
+        noStore: directives.noStore
+    };
+}
+
+/** What is stored of a response to `method` before its body has come: its head, as the origin sent it, without hop-by-hop fields. */
+export function entryHead(
+    method: string,
+    res: IncomingMessage,
+    requestHeaders: RequestHeaders,
+    requestTime: number,
+    responseTime: number
+): CachedResponse {
+    return {
+        method,
+        statusCode: res.statusCode as number,
+        statusMessage: res.statusMessage ?? '',
+        rawHeaders: withoutFields(res.rawHeaders, hopByHopFields(res.rawHeaders)),
+        vary: varyValues(varyNames(res.rawHeaders), requestHeaders),
+        body: emptyBody,
+        requestTime,
+        responseTime,
+        deleteAt: 0
+    };
+}
+
+/** Stores `head` with the body of `res` once it has come whole (and within the store's entry limit). */
+export function storeWithBody(
+    store: GuardedStore,
+    key: string,
+    head: CachedResponse,
+    directives: CacheDirectives,
+    shared: boolean,
+    res: IncomingMessage
+): void {
+    copyBody(res, store.entryLimit, (body) => {
+        const complete = { ...head, body };
+        complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
+        void store.set(key, complete);
+    });
+}
