@@ -5,9 +5,8 @@ import { ownCache } from './cache/settings.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
 import { createEmitter } from './emitter.js';
 import { ReadForHelper } from './helper-read.js';
-import { assertDefaults, copyHeaders, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
+import { assertDefaults, mergeOptions, readOptionsOver, type StoredDefaults, withoutUnset } from './options.js';
 import { toReadableStream } from './payload.js';
-import { mergePhaseTimeouts } from './phase-timeouts.js';
 import { type ReadableSource, readPayload } from './read.js';
 import { type ClientContext, RequestFlow, resolveResponse } from './request-flow.js';
 import type {
@@ -56,12 +55,8 @@ export class Client implements ClientContext {
             assertAgents(agents);
         }
 
-        const parent = this.#defaults;
-        const merged: StoredDefaults = { ...parent, ...rest, headers: copyHeaders(parent?.headers, rest.headers) };
-        if (parent?.timeouts !== undefined && rest.timeouts !== undefined) {
-            merged.timeouts = mergePhaseTimeouts(parent.timeouts, rest.timeouts);
-        }
-
+        // Merged as a request's options are merged over defaults (headers by name, phase timeouts by phase).
+        const merged: StoredDefaults = mergeOptions(this.#defaults, rest);
         if (rest.cache !== undefined) {
             merged.cache = ownCache(rest.cache);
         }
