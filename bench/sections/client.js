@@ -18,9 +18,11 @@ import {
 } from '../lib/stats.js';
 import { runCacheRows } from './client-cache.js';
 
-const jsonBody = makeJsonBody(64 * 1024);
+/** The 64 KiB JSON document case (d) posts. */
+export const jsonBody = makeJsonBody(64 * 1024);
 
-const cases = [
+/** The cases of the section, each run in every client's process in turn, round after round. */
+export const cases = [
     { id: 'a', label: '(a) 2,000 sequential GETs, 100 B', count: 2000, concurrency: 1, route: 'small' },
     { id: 'b', label: '(b) 10,000 GETs, 100 B, concurrency 50', count: 10_000, concurrency: 50, route: 'small' },
     { id: 'c', label: '(c) 200 GETs, 1 MiB, concurrency 4', count: 200, concurrency: 4, route: 'large' },
