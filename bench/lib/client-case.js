@@ -9,9 +9,8 @@ const shapes = { a: ['small', 1], b: ['small', 50], c: ['large', 4], d: ['json',
 /** The 64 KiB JSON text case (d) posts. */
 export const jsonBody = JSON.stringify({ pad: 'x'.repeat(64 * 1024 - 10) });
 
-/** Starts the origin and `implementation` (tracewire, node:http or a build's directory) for case `caseId` (a, b, c or d). */
-export async function startClientCase(implementation, caseId) {
-    const [route, concurrency] = shapes[caseId] ?? shapes.b;
+/** Starts the origin and `implementation` (tracewire, node:http or a build's directory) talking to it. */
+export async function startClient(implementation) {
     const origin = await startChild('../servers/origin.js');
     const named = implementation === 'tracewire' || implementation === 'node:http';
     const client = await createImplementation(
@@ -19,10 +18,17 @@ export async function startClientCase(implementation, caseId) {
         origin.port,
         named ? undefined : implementation
     );
+    return { client, stop: () => stopChild(origin) };
+}
+
+/** Starts the origin and `implementation` for case `caseId` (a, b, c or d): the call the case repeats, with its concurrency. */
+export async function startClientCase(implementation, caseId) {
+    const [route, concurrency] = shapes[caseId] ?? shapes.b;
+    const { client, stop } = await startClient(implementation);
     return {
         client,
         concurrency,
         call: route === 'json' ? () => client.postJson('/json', jsonBody) : () => client.get(`/${route}`),
-        stop: () => stopChild(origin)
+        stop
     };
 }

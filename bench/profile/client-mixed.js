@@ -5,19 +5,12 @@
 // so an A/B needs the medians of several processes, not of the rounds of one.
 //   node bench/profile/client-mixed.js <tracewire|node:http|dir of another build> [rounds=10]
 import { runCalls } from '../lib/calls.js';
-import { createImplementation } from '../lib/client-implementations.js';
-import { startChild, stopChild } from '../lib/processes.js';
+import { startClient } from '../lib/client-case.js';
 import { median } from '../lib/stats.js';
 import { cases, jsonBody } from '../sections/client.js';
 
 const [implementation = 'tracewire', rounds = '10'] = process.argv.slice(2);
-const origin = await startChild('../servers/origin.js');
-const named = implementation === 'tracewire' || implementation === 'node:http';
-const client = await createImplementation(
-    named ? implementation : 'tracewire@baseline',
-    origin.port,
-    named ? undefined : implementation
-);
+const { client, stop } = await startClient(implementation);
 
 // cpu[case] = client CPU µs per request, one figure per round; round 0 (a tenth of the count, as the
 // section's warm-up round) and round 1 (still tiering up) are shown but left out of the median.
@@ -36,4 +29,4 @@ for (const { id } of cases) {
 }
 
 await client.close?.();
-await stopChild(origin);
+await stop();
