@@ -49,6 +49,8 @@ export class ReadForHelper implements Finisher {
  * reader's sink, so the helper's one promise settles straight from the reader.
  */
 export class HelperRead implements ReadSink {
+    readonly ownsSource = true;
+
     constructor(
         private readonly res: IncomingMessage,
         private readonly resolve: (value: unknown) => void,

@@ -46,6 +46,14 @@ function headersOf(res: ReadableSource): IncomingHttpHeaders {
  * (`get()`, `post()`...) hand it straight to the request's own promise, with no promise in between.
  */
 export interface ReadSink {
+    /**
+     * True when the stream is the sink's own until it settles (a helper's response, which its caller
+     * only sees once read): a reader that read it to its end then leaves its listeners on it rather
+     * than taking them off. A response destroys itself as it ends, before the sink hears of it, so
+     * nothing but its `close` reaches them after (and the reader ignores that); the removals were the
+     * reader's costliest step, for the code they run cold on every request (bench/README.md, "Profiling").
+     */
+    readonly ownsSource?: boolean;
     readSucceeded(payload: unknown): void;
     readFailed(err: HttpError): void;
 }
@@ -118,7 +126,8 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 class PayloadReader {
-    private readonly chunks: Buffer[] = [];
+    private chunks: Buffer[] = [];
+    private settled = false;
     private length = 0;
     private readonly timer: NodeJS.Timeout | undefined;
     // What is left of the call's `deadline`, for a helper's read.
@@ -306,12 +315,27 @@ class PayloadReader {
     }
 
     private succeed(payload: unknown): void {
-        this.cleanUp();
+        this.settled = true;
+        this.stopWatches();
+        if (this.sink.ownsSource === true) {
+            // The listeners stay on the ended, destroyed response, and this reader with them: not its chunks.
+            this.chunks = [];
+        } else {
+            this.removeListeners();
+        }
+
         this.sink.readSucceeded(payload);
     }
 
     fail(err: HttpError): void {
-        this.cleanUp();
+        if (this.settled) {
+            // Defensive: once settled, no event changes the outcome (ownsSource leaves the listeners on).
+            return;
+        }
+
+        this.settled = true;
+        this.stopWatches();
+        this.removeListeners();
         // Nothing more will be read: free the socket rather than leave a half-read response on it.
         this.res.destroy();
         this.bodyNotes?.bodyClosed(this.res);
@@ -322,10 +346,14 @@ class PayloadReader {
         this.sink.readFailed(err);
     }
 
-    private cleanUp(): void {
+    /** The read's bounds: its timeout, what is left of the deadline, the signal. */
+    private stopWatches(): void {
         clearTimeout(this.timer);
         clearTimeout(this.deadlineTimer);
         this.options.signal?.removeEventListener('abort', this);
+    }
+
+    private removeListeners(): void {
         const res = this.res;
         res.removeListener('error', onSourceError);
         res.removeListener('close', onResponseClose);

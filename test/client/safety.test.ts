@@ -250,6 +250,21 @@ describe('Safety: nothing outlives a settled request', () => {
         expect(events.map((name) => res.listenerCount(name))).toEqual(before);
     });
 
+    it("a helper's response is over when the helper resolves: nothing it emits later changes a thing", async () => {
+        const { res, payload } = await client.get(server.url);
+        // The reader's listeners stay on it (read.ts, ownsSource), safe because it ended destroyed: a
+        // caller's destroy(err) is then a no-op, and its close neither fails the read again nor notes
+        // an abort in the timings.
+        expect(res.destroyed).toBe(true);
+        const timings = structuredClone(res.timings);
+        res.destroy(new Error('the caller is done with it'));
+        await settle(10);
+        expect(res.timings).toEqual(timings);
+        expect(res.timings.end).toBeDefined();
+        expect(res.timings.abort).toBeUndefined();
+        expect(JSON.parse(String(payload)).method).toBe('GET');
+    });
+
     it('the payload stream error listener is removed when the request settles', async () => {
         const payload = Readable.from(['x']);
         await client.post(server.url, { payload });
