@@ -1,7 +1,8 @@
 // Compares two runs of client-instructions.js under callgrind with its cache and branch simulation,
 // per request and per function: where one client's extra cycles go when both execute about the same
 // instructions (instruction-cache misses, data-cache misses, mispredicted branches). JIT code is named
-// through the perf map each run's `node --perf-basic-prof` wrote (/tmp/perf-<pid>.map).
+// through the perf map each run's `node --perf-basic-prof` wrote (/tmp/perf-<pid>.map; the V8 log it also
+// leaves in the working directory, isolate-*-v8.log, is ignored by git).
 //   valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --instr-atstart=no --separate-threads=yes \
 //     --callgrind-out-file=/tmp/cg/raw/out.%p node --perf-basic-prof bench/profile/client-instructions.js node:http b 3000 15000 mixed
 //   (the same with tracewire into /tmp/cg/tw)
