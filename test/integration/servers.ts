@@ -39,39 +39,88 @@ export function ensureBinary(binary: string, candidates: string[], pkg: string):
     return installed;
 }
 
-/** A port free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise((resolve) => server.close(resolve));
-    return port;
+/**
+ * `count` distinct ports free on 127.0.0.1 right now: held open together, so the kernel cannot hand
+ * the same port out twice, then released for the server process to bind.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+    const servers = Array.from({ length: count }, () => createServer());
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+    const ports = servers.map((server) => (server.address() as { port: number }).port);
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    return ports;
 }
 
-/** Resolves once `port` accepts connections; rejects with the log if the process exits or it takes too long. */
-async function waitForPort(port: number, child: ChildProcess, describe: () => string): Promise<void> {
+/** Where a server's ports come from: `freePorts`, or a test's own picks. */
+export type PickPorts = (count: number) => Promise<number[]>;
+
+/** Thrown when a server process could not bind a port: taken by someone else since `freePorts` released it. */
+class PortTakenError extends Error {}
+
+/** How nginx and squid report a port they could not bind (errno 98). */
+const portTaken = /Address already in use/;
+
+/**
+ * Starts a server on ports picked by `freePorts`, with new ones when another process took one between
+ * their release and the server's bind (a shared CI machine's other listeners and connections draw from
+ * the same ephemeral range).
+ */
+async function withFreePorts<T>(
+    count: number,
+    start: (ports: number[]) => Promise<T>,
+    pickPorts: PickPorts = freePorts
+): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+        try {
+            return await start(await pickPorts(count));
+        } catch (err) {
+            if (!(err instanceof PortTakenError) || attempt === 3) {
+                throw err;
+            }
+        }
+    }
+}
+
+/** Whether something accepts connections on `port` of 127.0.0.1. */
+function accepts(port: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        socket.once('connect', () => {
+            socket.destroy();
+            resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+    });
+}
+
+/**
+ * Resolves once the server's log says it is up and every port accepts connections; rejects with the
+ * log if it reports a port taken, exits, or takes too long. A port accepting alone is not enough: it
+ * may be another process's, the one that made the server's bind fail.
+ */
+async function waitUntilListening(
+    ports: number[],
+    ready: RegExp,
+    child: ChildProcess,
+    describe: () => string
+): Promise<void> {
     const deadline = Date.now() + 30_000;
     for (;;) {
-        if (child.exitCode !== null || child.signalCode !== null) {
-            throw new Error(
-                `exited (${child.exitCode ?? child.signalCode}) before listening on ${port}:\n${describe()}`
-            );
+        // nginx keeps retrying a failed bind for a few seconds, squid exits: their logs tell at once.
+        if (portTaken.test(describe())) {
+            throw new PortTakenError(`a port was taken before the server bound it:\n${describe()}`);
         }
 
-        const open = await new Promise<boolean>((resolve) => {
-            const socket = connect(port, '127.0.0.1');
-            socket.once('connect', () => {
-                socket.destroy();
-                resolve(true);
-            });
-            socket.once('error', () => resolve(false));
-        });
-        if (open) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+            throw new Error(`exited (${child.exitCode ?? child.signalCode}) before listening:\n${describe()}`);
+        }
+
+        if (ready.test(describe()) && (await Promise.all(ports.map(accepts))).every(Boolean)) {
             return;
         }
 
         if (Date.now() > deadline) {
-            throw new Error(`not listening on ${port} after 30 s:\n${describe()}`);
+            throw new Error(`not listening on ${ports.join(', ')} after 30 s:\n${describe()}`);
         }
 
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -85,7 +134,15 @@ export interface RealServer {
     stop(): Promise<void>;
 }
 
-async function run(binary: string, args: string[], dir: string, ports: number[], log: string): Promise<RealServer> {
+/** Starts `binary`; `ready` is the line its `log` shows once its listening sockets are bound. */
+async function run(
+    binary: string,
+    args: string[],
+    dir: string,
+    ports: number[],
+    log: string,
+    ready: RegExp
+): Promise<RealServer> {
     const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -108,9 +165,7 @@ async function run(binary: string, args: string[], dir: string, ports: number[],
         rmSync(dir, { recursive: true, force: true });
     };
     try {
-        for (const port of ports) {
-            await waitForPort(port, child, describe);
-        }
+        await waitUntilListening(ports, ready, child, describe);
     } catch (err) {
         await stop();
         throw err;
@@ -152,96 +207,101 @@ export async function startNginx(options: {
     files: Record<string, string | Buffer>;
     /** `content-encoding` values nginx adds to the files of /listed/, by path (none when absent). */
     codings?: Record<string, string>;
+    pickPorts?: PickPorts;
 }): Promise<Nginx> {
     const binary = ensureBinary('nginx', ['/usr/sbin/nginx', '/usr/local/sbin/nginx'], 'nginx-light');
-    const dir = serverDir('tracewire-nginx-');
-    const root = join(dir, 'www');
-    for (const [name, content] of Object.entries(options.files)) {
-        mkdirSync(join(root, name, '..'), { recursive: true, mode: 0o755 });
-        writeFileSync(join(root, name), content, { mode: 0o644 });
-    }
+    return withFreePorts(
+        4,
+        async (picked) => {
+            const dir = serverDir('tracewire-nginx-');
+            const root = join(dir, 'www');
+            for (const [name, content] of Object.entries(options.files)) {
+                mkdirSync(join(root, name, '..'), { recursive: true, mode: 0o755 });
+                writeFileSync(join(root, name), content, { mode: 0o644 });
+            }
 
-    writeFileSync(join(dir, 'cert.pem'), options.tls.cert);
-    writeFileSync(join(dir, 'key.pem'), options.tls.key);
-    const ports: NginxPorts = {
-        http: await freePort(),
-        https: await freePort(),
-        idle: await freePort(),
-        limited: await freePort()
-    };
-    // The locations shared by every server block: what the tests ask of a real origin.
-    const site = `
-        root ${root};
-        location = /no-content { add_header content-encoding gzip always; return 204; }
-        location /not-modified/ { add_header content-encoding gzip always; }
-        location /static-gz/ { gzip_static on; }
-        location /listed/ { default_type application/octet-stream; gzip off; add_header content-encoding $listed_coding; }
-    `;
-    const conf = `
-        ${isRoot ? 'user root root;' : ''}
-        worker_processes 1;
-        error_log ${join(dir, 'error.log')} warn;
-        pid ${join(dir, 'nginx.pid')};
-        events { worker_connections 1024; }
-        http {
-            client_body_temp_path ${join(dir, 'body')};
-            proxy_temp_path ${join(dir, 'proxy')};
-            fastcgi_temp_path ${join(dir, 'fastcgi')};
-            uwsgi_temp_path ${join(dir, 'uwsgi')};
-            scgi_temp_path ${join(dir, 'scgi')};
-            log_format tracewire '$connection $connection_requests $request_method $request_uri $status';
-            access_log ${join(dir, 'access.log')} tracewire;
-            types { text/plain txt; application/json json; }
-            default_type text/plain;
-            gzip on;
-            gzip_min_length 1;
-            gzip_types text/plain application/json;
-            etag on;
-            map $uri $listed_coding {
-                default "";
-                ${Object.entries(options.codings ?? {})
-                    .map(([path, coding]) => `${path} "${coding}";`)
-                    .join('\n')}
-            }
-            server { listen 127.0.0.1:${ports.http}; keepalive_timeout 60s; keepalive_requests 1000; ${site} }
-            server {
-                listen 127.0.0.1:${ports.https} ssl;
-                ssl_certificate ${join(dir, 'cert.pem')};
-                ssl_certificate_key ${join(dir, 'key.pem')};
-                keepalive_timeout 60s;
-                ${site}
-            }
-            server { listen 127.0.0.1:${ports.idle}; keepalive_timeout ${options.idleMs}ms; ${site} }
-            server { listen 127.0.0.1:${ports.limited}; keepalive_timeout 60s; keepalive_requests ${options.maxRequests}; ${site} }
-        }`;
-    writeFileSync(join(dir, 'nginx.conf'), conf);
-    const server = await run(
-        binary,
-        ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
-        dir,
-        Object.values(ports),
-        'error.log'
+            writeFileSync(join(dir, 'cert.pem'), options.tls.cert);
+            writeFileSync(join(dir, 'key.pem'), options.tls.key);
+            const [http = 0, https = 0, idle = 0, limited = 0] = picked;
+            const ports: NginxPorts = { http, https, idle, limited };
+            // The locations shared by every server block: what the tests ask of a real origin.
+            const site = `
+            root ${root};
+            location = /no-content { add_header content-encoding gzip always; return 204; }
+            location /not-modified/ { add_header content-encoding gzip always; }
+            location /static-gz/ { gzip_static on; }
+            location /listed/ { default_type application/octet-stream; gzip off; add_header content-encoding $listed_coding; }
+        `;
+            const conf = `
+            ${isRoot ? 'user root root;' : ''}
+            worker_processes 1;
+            error_log ${join(dir, 'error.log')} notice;
+            pid ${join(dir, 'nginx.pid')};
+            events { worker_connections 1024; }
+            http {
+                client_body_temp_path ${join(dir, 'body')};
+                proxy_temp_path ${join(dir, 'proxy')};
+                fastcgi_temp_path ${join(dir, 'fastcgi')};
+                uwsgi_temp_path ${join(dir, 'uwsgi')};
+                scgi_temp_path ${join(dir, 'scgi')};
+                log_format tracewire '$connection $connection_requests $request_method $request_uri $status';
+                access_log ${join(dir, 'access.log')} tracewire;
+                types { text/plain txt; application/json json; }
+                default_type text/plain;
+                gzip on;
+                gzip_min_length 1;
+                gzip_types text/plain application/json;
+                etag on;
+                map $uri $listed_coding {
+                    default "";
+                    ${Object.entries(options.codings ?? {})
+                        .map(([path, coding]) => `${path} "${coding}";`)
+                        .join('\n')}
+                }
+                server { listen 127.0.0.1:${ports.http}; keepalive_timeout 60s; keepalive_requests 1000; ${site} }
+                server {
+                    listen 127.0.0.1:${ports.https} ssl;
+                    ssl_certificate ${join(dir, 'cert.pem')};
+                    ssl_certificate_key ${join(dir, 'key.pem')};
+                    keepalive_timeout 60s;
+                    ${site}
+                }
+                server { listen 127.0.0.1:${ports.idle}; keepalive_timeout ${options.idleMs}ms; ${site} }
+                server { listen 127.0.0.1:${ports.limited}; keepalive_timeout 60s; keepalive_requests ${options.maxRequests}; ${site} }
+            }`;
+            writeFileSync(join(dir, 'nginx.conf'), conf);
+            const server = await run(
+                binary,
+                ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
+                dir,
+                Object.values(ports),
+                'error.log',
+                // Logged at notice level once the master process has bound every listening socket.
+                /start worker processes/
+            );
+            return {
+                ...server,
+                ports,
+                root,
+                accessLog: () =>
+                    server
+                        .read('access.log')
+                        .split('\n')
+                        .filter((line) => line !== '')
+                        .map((line) => {
+                            const [connection, order, method, uri, status] = line.split(' ');
+                            return {
+                                connection: Number(connection),
+                                order: Number(order),
+                                method: method!,
+                                uri: uri!,
+                                status: Number(status)
+                            };
+                        })
+            };
+        },
+        options.pickPorts
     );
-    return {
-        ...server,
-        ports,
-        root,
-        accessLog: () =>
-            server
-                .read('access.log')
-                .split('\n')
-                .filter((line) => line !== '')
-                .map((line) => {
-                    const [connection, order, method, uri, status] = line.split(' ');
-                    return {
-                        connection: Number(connection),
-                        order: Number(order),
-                        method: method!,
-                        uri: uri!,
-                        status: Number(status)
-                    };
-                })
-    };
 }
 
 export interface Squid extends RealServer {
@@ -251,7 +311,7 @@ export interface Squid extends RealServer {
 }
 
 /** Squid as a forward proxy on 127.0.0.1 asking for basic auth, checked by basic_ncsa_auth against an htpasswd file. */
-export async function startSquid(user: string, password: string): Promise<Squid> {
+export async function startSquid(user: string, password: string, pickPorts?: PickPorts): Promise<Squid> {
     const binary = ensureBinary('squid', ['/usr/sbin/squid', '/usr/local/sbin/squid'], 'squid');
     const helper = ['/usr/lib/squid/basic_ncsa_auth', '/usr/lib64/squid/basic_ncsa_auth'].find((path) =>
         existsSync(path)
@@ -260,11 +320,14 @@ export async function startSquid(user: string, password: string): Promise<Squid>
         throw new Error('squid is installed without its basic_ncsa_auth helper');
     }
 
-    const dir = serverDir('tracewire-squid-');
-    const hash = execFileSync('openssl', ['passwd', '-apr1', password]).toString().trim();
-    writeFileSync(join(dir, 'htpasswd'), `${user}:${hash}\n`, { mode: 0o644 });
-    const port = await freePort();
-    const conf = `
+    return withFreePorts(
+        1,
+        async (picked) => {
+            const dir = serverDir('tracewire-squid-');
+            const hash = execFileSync('openssl', ['passwd', '-apr1', password]).toString().trim();
+            writeFileSync(join(dir, 'htpasswd'), `${user}:${hash}\n`, { mode: 0o644 });
+            const [port = 0] = picked;
+            const conf = `
         http_port 127.0.0.1:${port}
         visible_hostname tracewire-test
         ${isRoot ? 'cache_effective_user proxy' : ''}
@@ -281,15 +344,25 @@ export async function startSquid(user: string, password: string): Promise<Squid>
         http_access allow authenticated
         http_access deny all
     `;
-    writeFileSync(join(dir, 'squid.conf'), conf, { mode: 0o644 });
-    const server = await run(binary, ['-N', '-f', join(dir, 'squid.conf')], dir, [port], 'cache.log');
-    return {
-        ...server,
-        port,
-        accessLog: () =>
-            server
-                .read('access.log')
-                .split('\n')
-                .filter((line) => line !== '')
-    };
+            writeFileSync(join(dir, 'squid.conf'), conf, { mode: 0o644 });
+            const server = await run(
+                binary,
+                ['-N', '-f', join(dir, 'squid.conf')],
+                dir,
+                [port],
+                'cache.log',
+                /Accepting HTTP Socket connections/
+            );
+            return {
+                ...server,
+                port,
+                accessLog: () =>
+                    server
+                        .read('access.log')
+                        .split('\n')
+                        .filter((line) => line !== '')
+            };
+        },
+        pickPorts
+    );
 }
