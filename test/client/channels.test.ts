@@ -9,7 +9,7 @@ import {
     type ResponseMessage
 } from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
-import { settle, startHttp, type TestServer } from './helpers.js';
+import { refusedUrl, settle, startHttp, type TestServer } from './helpers.js';
 
 type Seen =
     | { name: 'preRequest'; message: PreRequestMessage }
@@ -165,9 +165,6 @@ describe('diagnostics channels', () => {
 
     it('publish exactly one response per hop on failure: a refused connection, a timeout, an abort', async () => {
         listen();
-        const closed = await startHttp(() => {});
-        const refusedUrl = `${closed.url}/`;
-        await closed.close();
         await expect(client.get(refusedUrl)).rejects.toMatchObject({ output: { statusCode: 502 } });
         await expect(client.get(`${server.url}/slow`, { timeout: 1 })).rejects.toMatchObject({
             output: { statusCode: 504 }

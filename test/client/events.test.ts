@@ -10,10 +10,9 @@ import {
     type ResponseDetails
 } from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
-import { type Echo, echo, startHttp, type TestServer } from './helpers.js';
+import { type Echo, echo, refusedUrl, startHttp, type TestServer } from './helpers.js';
 
 let server: TestServer;
-let closedPort: number;
 
 beforeAll(async () => {
     server = await startHttp((req, res) => {
@@ -29,9 +28,6 @@ beforeAll(async () => {
             echo(req, res);
         }
     });
-    const closed = await startHttp(echo);
-    closedPort = closed.port;
-    await closed.close();
 });
 
 afterAll(() => server.close());
@@ -192,7 +188,7 @@ describe('6. Events', () => {
 
     it('a network error is reported once with the 502 and the system error code', async () => {
         const { traced, log } = recording();
-        const err = await traced.get(`http://127.0.0.1:${closedPort}/`).catch((e: HttpError) => e);
+        const err = await traced.get(refusedUrl).catch((e: HttpError) => e);
         const responses = log.filter(([name]) => name === 'response') as Array<
             Extract<Recorded, ['response', ...unknown[]]>
         >;

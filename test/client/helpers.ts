@@ -135,6 +135,13 @@ export function timerCount(): number {
     return process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
 }
 
+/**
+ * A URL whose connection is refused: nothing listens on port 1 of 127.0.0.1 (binding it needs
+ * privileges). Not the port of a server just closed: it goes back to the ephemeral range, where the
+ * listen(0) of a test server in another worker can take it, and the "refused" request connects.
+ */
+export const refusedUrl = 'http://127.0.0.1:1/';
+
 /** Lets pending socket closes and nextTicks run. */
 export function settle(ms = 20): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms));

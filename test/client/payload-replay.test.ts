@@ -5,10 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../../src/client/index.js';
 import { PayloadReplay, streamReplayLimit } from '../../src/client/payload-replay.js';
 import { isHttpError } from '../../src/errors/index.js';
-import { body, type Echo, echo, startHttp, type TestServer } from './helpers.js';
+import { body, type Echo, refusedUrl, startHttp, type TestServer } from './helpers.js';
 
 let server: TestServer;
-let closedPort: number;
 
 // /early/<status>: answers with a redirect to /target before reading a byte of the body.
 // /read/<status>: reads the whole body, then redirects to /target. Anything else echoes.
@@ -34,9 +33,6 @@ beforeAll(async () => {
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, payload: received }));
     });
-    const closed = await startHttp(echo);
-    closedPort = closed.port;
-    await closed.close();
 });
 
 afterAll(async () => {
@@ -99,7 +95,7 @@ describe('Stream payloads: sent only once connected, re-sent on 307/308 (payload
 
     it('a stream is not read at all when the connection fails: the caller can still send it', async () => {
         const payload = Readable.from(['kept for the caller']);
-        await expect(client.post(`http://127.0.0.1:${closedPort}/`, { payload })).rejects.toMatchObject({
+        await expect(client.post(refusedUrl, { payload })).rejects.toMatchObject({
             data: { code: 'ECONNREFUSED' }
         });
         expect(payload.readableDidRead).toBe(false);

@@ -7,15 +7,29 @@ import { createSecureContext } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client, type PhaseTimeouts, type Timings } from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
-import { selfSignedCertificate, socketCount, startHttp, type TestServer, timerCount } from './helpers.js';
+import { refusedUrl, selfSignedCertificate, socketCount, startHttp, type TestServer, timerCount } from './helpers.js';
 import { startProxy, type TestProxy } from './test-proxy.js';
 import { slowLookup, startBlackHole, wait } from './timing-fixtures.js';
 
-// Every bound is `limit`; the phase under test is made `slow`, far longer, so that only its bound can
-// fire, and long enough that a test ends well before the delay would have.
+// The phase under test is bounded by `limit` and made `slow`, far longer, so that only its bound can
+// fire, and long enough that a test ends well before the delay would have. A step expected to succeed
+// gets no tight bound: a loaded machine can stall the loop past one, and then the wrong bound fires.
+// The phases not under test are bounded by `generous`; a bound shared by steps that must succeed and
+// one that must run out (a response bound over a redirect, a deadline) is `roomy`: long beside a
+// stall, yet short of `slow`, and a timer due before the server's `slow` one always fires first.
 const limit = 150;
 const slow = 1500;
-const all: PhaseTimeouts = { lookup: limit, connect: limit, secureConnect: limit, send: limit, response: limit };
+const roomy = 1000;
+const generous = 5000;
+const everyPhase = (bound: number): PhaseTimeouts => ({
+    lookup: bound,
+    connect: bound,
+    secureConnect: bound,
+    send: bound,
+    response: bound
+});
+/** Every phase bounded: `phase`, the one under test, by `limit`; the others generously. */
+const only = (phase: keyof PhaseTimeouts): PhaseTimeouts => ({ ...everyPhase(generous), [phase]: limit });
 const certificate = selfSignedCertificate();
 
 let hits = new Map<string, number>();
@@ -51,6 +65,14 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
 
     if (url === '/stall-body') {
         res.writeHead(200, { 'content-length': 100 }).write('some');
+        return;
+    }
+
+    if (url === '/late-body') {
+        // The headers at once, the end of the body only after a `roomy` deadline started before them.
+        res.writeHead(200).write('on ');
+        const timer = setTimeout(() => res.end('time'), roomy + 100);
+        res.on('close', () => clearTimeout(timer));
         return;
     }
 
@@ -195,7 +217,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
     it('lookup: a resolver that does not answer in time', async () => {
         const own = client.defaults({ agents: prepare() });
         const { err, elapsed } = await rejection(() =>
-            own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: all })
+            own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: only('lookup') })
         );
         expectPhaseTimeout(err, 'lookup');
         expect(elapsed).toBeLessThan(slow);
@@ -207,7 +229,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         try {
             const own = client.defaults({ agents: prepare() });
             const { err, elapsed } = await rejection(() =>
-                own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: all })
+                own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: only('connect') })
             );
             expectPhaseTimeout(err, 'connect');
             expect(elapsed).toBeLessThan(slow);
@@ -220,11 +242,12 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         const blackHole = await startBlackHole();
         try {
             const own = client.defaults({ agents: prepare() });
-            // The lookup takes most of the connect bound, which does not count it.
+            // The lookup takes most of the connect bound, which does not count it. Its own bound is
+            // generous: a stall of the loaded machine must not make it run out instead.
             const { err, elapsed } = await rejection(() =>
                 own.get(`http://localhost:${blackHole.port}/`, {
                     lookup: slowLookup(limit - 30),
-                    timeouts: { lookup: limit, connect: limit }
+                    timeouts: { lookup: generous, connect: limit }
                 })
             );
             expectPhaseTimeout(err, 'connect');
@@ -238,7 +261,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         const blackHole = await startBlackHole();
         try {
             const own = client.defaults({ agents: prepare(), proxy: `http://127.0.0.1:${blackHole.port}` });
-            const { err } = await rejection(() => own.get('https://origin.test/', { timeouts: all }));
+            const { err } = await rejection(() => own.get('https://origin.test/', { timeouts: only('connect') }));
             expectPhaseTimeout(err, 'connect');
         } finally {
             await blackHole.close();
@@ -247,14 +270,16 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
 
     it('secureConnect: a TLS handshake that does not finish in time', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(() => own.get(slowTls.url, { lookup: slowLookup(0), timeouts: all }));
+        const { err, elapsed } = await rejection(() =>
+            own.get(slowTls.url, { lookup: slowLookup(0), timeouts: only('secureConnect') })
+        );
         expectPhaseTimeout(err, 'secureConnect');
         expect(elapsed).toBeLessThan(slow);
     });
 
     it('secureConnect: through a proxy tunnel', async () => {
         const own = client.defaults({ agents: prepare(), proxy: proxy.url, rejectUnauthorized: false });
-        const { err } = await rejection(() => own.get(slowTls.url, { timeouts: all }));
+        const { err } = await rejection(() => own.get(slowTls.url, { timeouts: only('secureConnect') }));
         expectPhaseTimeout(err, 'secureConnect');
     });
 
@@ -262,7 +287,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         const own = client.defaults({ agents: prepare() });
         const payload = Buffer.alloc(48 * 1024 * 1024, 1);
         const { err, elapsed } = await rejection(() =>
-            own.post(`${server.url}/slow-reader`, { payload, timeouts: all })
+            own.post(`${server.url}/slow-reader`, { payload, timeouts: only('send') })
         );
         expectPhaseTimeout(err, 'send');
         expect(elapsed).toBeLessThan(slow);
@@ -270,7 +295,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
 
     it('response: a server that thinks too long before its headers', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(() => own.get(`${server.url}/think`, { timeouts: all }));
+        const { err, elapsed } = await rejection(() => own.get(`${server.url}/think`, { timeouts: only('response') }));
         expectPhaseTimeout(err, 'response');
         expect(elapsed).toBeLessThan(slow);
     });
@@ -278,7 +303,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
     it('response: on a reused connection too', async () => {
         const own = client.defaults({ agents: prepare() });
         await own.get(server.url);
-        const { err } = await rejection(() => own.get(`${server.url}/think`, { timeouts: all }));
+        const { err } = await rejection(() => own.get(`${server.url}/think`, { timeouts: only('response') }));
         expectPhaseTimeout(err, 'response');
     });
 
@@ -295,7 +320,7 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
 
     it('a bound that is not reached changes nothing', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { payload } = await own.get(server.url, { timeouts: { ...all, response: 5000 } });
+        const { payload } = await own.get(server.url, { timeouts: everyPhase(generous) });
         expect(String(payload)).toBe('ok');
     });
 });
@@ -305,8 +330,9 @@ describe('timeouts: through retries and redirects', () => {
         const own = client.defaults({ agents: prepare(), events: true });
         const errors: (HttpError | undefined)[] = [];
         own.events!.on('response', (err) => errors.push(err));
+        // The retry's answer must come within the same bound: roomy, or a stall would time it out too.
         const { payload } = await own.get(`${server.url}/think-once`, {
-            timeouts: { response: limit },
+            timeouts: { response: roomy },
             retry: { backoff: () => 0 }
         });
         expect(String(payload)).toBe('in time');
@@ -322,13 +348,23 @@ describe('timeouts: through retries and redirects', () => {
         );
         expectPhaseTimeout(err, 'response');
         expect(err.data).toMatchObject({ attempts: 3 });
+        // The bound of the last attempt can fire before the server has read its request (a stalled
+        // loop): wait for the server to see it, then make sure no fourth attempt follows.
+        await expect.poll(() => hits.get('/think')).toBe(3);
+        await wait(2 * limit);
         expect(hits.get('/think')).toBe(3);
     });
 
     it('a redirected hop is bounded too', async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err } = await rejection(() => own.get(`${server.url}/to-think`, { redirects: 2, timeouts: all }));
-        expectPhaseTimeout(err, 'response');
+        // One response bound for both hops: roomy, so that the 302 always comes within it and only the
+        // redirected hop, which thinks for `slow`, runs out.
+        const { err } = await rejection(() =>
+            own.get(`${server.url}/to-think`, { redirects: 2, timeouts: { ...everyPhase(generous), response: roomy } })
+        );
+        expectPhaseTimeout(err, 'response', roomy);
+        await expect.poll(() => hits.get('/think')).toBe(1);
+        await wait(2 * limit);
         expect(hits.get('/think')).toBe(1);
     });
 });
@@ -361,10 +397,13 @@ describe('deadline: one bound on the whole call', () => {
 
     it('is never retried, even where ETIMEDOUT is', async () => {
         const own = client.defaults({ agents: prepare() });
+        // Roomy: the deadline must cover a new connection and the request, and land while the server thinks.
         const { err } = await rejection(() =>
-            own.get(`${server.url}/think`, { deadline: limit, retry: { limit: 5, backoff: () => 0 } })
+            own.get(`${server.url}/think`, { deadline: roomy, retry: { limit: 5, backoff: () => 0 } })
         );
         expect(err.data).toMatchObject({ phase: 'deadline' });
+        await expect.poll(() => hits.get('/think')).toBe(1);
+        await wait(2 * limit);
         expect(hits.get('/think')).toBe(1);
     });
 
@@ -379,11 +418,9 @@ describe('deadline: one bound on the whole call', () => {
     });
 
     it('starts no retry whose wait would outlast it after a network error either', async () => {
-        const closed = await startHttp(() => {});
-        await closed.close();
         const own = client.defaults({ agents: prepare() });
         const { err, elapsed } = await rejection(() =>
-            own.get(closed.url, { deadline: 1000, retry: { backoff: () => 2000 } })
+            own.get(refusedUrl, { deadline: 1000, retry: { backoff: () => 2000 } })
         );
         expect(err.output.statusCode).toBe(502);
         expect(err.data).toMatchObject({ code: 'ECONNREFUSED', attempts: 1 });
@@ -400,17 +437,23 @@ describe('deadline: one bound on the whole call', () => {
 
     it("bounds a helper's read of the body", async () => {
         const own = client.defaults({ agents: prepare() });
-        const { err, elapsed } = await rejection(() => own.get(`${server.url}/stall-body`, { deadline: limit }));
+        // The headers come at once and the body never ends: a roomy deadline always lands in the read.
+        const deadline = roomy;
+        const { err, elapsed } = await rejection(() => own.get(`${server.url}/stall-body`, { deadline }));
         expect(err.output.statusCode).toBe(504);
         expect(err.data).toMatchObject({ phase: 'deadline', res: expect.anything() });
-        expect(elapsed).toBeLessThan(slow);
+        expect(elapsed).toBeGreaterThanOrEqual(deadline - 5);
+        expect(elapsed).toBeLessThan(deadline + 1000);
     });
 
     it('request() settles with the response: the deadline ends there', async () => {
         const own = client.defaults({ agents: prepare() });
-        const res = await own.request('GET', server.url, { deadline: limit });
-        await wait(limit + 50);
-        expect(String(await own.read(res))).toBe('ok');
+        // The headers come at once, well within a roomy deadline; the body ends only after it has passed,
+        // so the read is under way when the deadline would fire.
+        const started = performance.now();
+        const res = await own.request('GET', `${server.url}/late-body`, { deadline: roomy });
+        expect(String(await own.read(res))).toBe('on time');
+        expect(performance.now() - started).toBeGreaterThan(roomy);
     });
 });
 

@@ -45,30 +45,47 @@ export async function startBlackHole(): Promise<{ port: number; close(): Promise
     );
     const port = await new Promise<number>((resolve) => worker.once('message', resolve));
     const fillers: Socket[] = [];
-    // Fill the accept queue: until a connection no longer completes.
-    for (let i = 0; i < 16; i++) {
-        const socket = connect(port, '127.0.0.1');
-        socket.on('error', () => {});
-        fillers.push(socket);
-        const connected = await Promise.race([
-            new Promise<boolean>((resolve) => socket.once('connect', () => resolve(true))),
-            wait(200).then(() => false)
-        ]);
-        if (!connected) {
-            break;
+    const close = async () => {
+        for (const socket of fillers) {
+            socket.destroy();
         }
-    }
 
-    return {
-        port,
-        close: async () => {
-            for (const socket of fillers) {
-                socket.destroy();
+        Atomics.store(flag, 0, 1);
+        Atomics.notify(flag, 0);
+        await worker.terminate();
+    };
+    // Fill the accept queue: until two connections in a row do not complete. A filler that only seems
+    // not to (a loaded machine can stall the loop, or the kernel, past the wait) may still have taken a
+    // place: if one is left, the next filler takes it and the filling goes on. Once the queue is full,
+    // the kernel drops every SYN, the test's own as well.
+    try {
+        let misses = 0;
+        while (misses < 2) {
+            if (fillers.length === 32) {
+                throw new Error('The black hole still accepts connections');
             }
 
-            Atomics.store(flag, 0, 1);
-            Atomics.notify(flag, 0);
-            await worker.terminate();
+            const socket = connect(port, '127.0.0.1');
+            socket.on('error', () => {});
+            fillers.push(socket);
+            misses = (await connectsWithin(socket, 500)) ? 0 : misses + 1;
         }
-    };
+    } catch (err) {
+        await close();
+        throw err;
+    }
+
+    return { port, close };
+}
+
+/**
+ * Whether `socket` connects within `ms`. After a stall, timers run before the I/O callbacks of the
+ * same turn of the loop: deciding only in that turn's immediates lets a connection the kernel has
+ * already made be seen first.
+ */
+function connectsWithin(socket: Socket, ms: number): Promise<boolean> {
+    return Promise.race([
+        new Promise<boolean>((resolve) => socket.once('connect', () => resolve(true))),
+        wait(ms).then(() => new Promise<boolean>((resolve) => setImmediate(() => resolve(false))))
+    ]);
 }

@@ -15,7 +15,7 @@ import {
     type Timings
 } from '../../src/client/index.js';
 import type { HttpError } from '../../src/errors/index.js';
-import { selfSignedCertificate, startHttp, startUnix, type TestServer } from './helpers.js';
+import { refusedUrl, selfSignedCertificate, startHttp, startUnix, type TestServer } from './helpers.js';
 import { startProxy, type TestProxy } from './test-proxy.js';
 import { slowLookup, wait } from './timing-fixtures.js';
 
@@ -437,14 +437,12 @@ describe('Timings: where they are found', () => {
     });
 
     it('a failed hop: error and total, no response', async () => {
-        const closed = await startHttp(() => {});
-        await closed.close();
         const own = client.defaults({ events: true });
         let seen: Timings | undefined;
         own.events!.on('response', (_err, details) => {
             seen = details.timings;
         });
-        const err = (await own.get(closed.url, { agent: false }).catch((e: unknown) => e)) as HttpError;
+        const err = (await own.get(refusedUrl, { agent: false }).catch((e: unknown) => e)) as HttpError;
         expect(err.data).toMatchObject({ code: 'ECONNREFUSED' });
         expect(seen!.error).toBeDefined();
         expect(seen!.abort).toBeUndefined();

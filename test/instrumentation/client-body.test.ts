@@ -133,10 +133,11 @@ describe('client spans cover the response body', () => {
             const { payload } = await other.get(`${base}/trickle`);
             expect(String(payload)).toBe('abc');
             const [span] = reader.spans();
-            expect(millis(span!.duration)).toBeGreaterThanOrEqual(300);
+            // Node's timers run off a loop clock in whole milliseconds: 300 ms of them can measure a little less.
+            expect(millis(span!.duration)).toBeGreaterThanOrEqual(295);
             const [point] = await reader.histogram(METRIC_HTTP_CLIENT_REQUEST_DURATION);
             expect(point!.count).toBe(1);
-            expect(point!.sum).toBeGreaterThanOrEqual(0.3);
+            expect(point!.sum).toBeGreaterThanOrEqual(0.295);
         } finally {
             handle.disable();
             await reader.shutdown();

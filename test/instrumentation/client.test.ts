@@ -21,6 +21,7 @@ import { ATTR_URL_TEMPLATE } from '../../instrumentation/attributes.js';
 import { type ClientInstrumentation, instrumentClient, PHASE_EVENTS } from '../../instrumentation/index.js';
 import { client } from '../../src/client/index.js';
 import { type HttpError, toSpanAttributes } from '../../src/errors/index.js';
+import { refusedUrl } from '../client/helpers.js';
 import { startProxy } from '../client/test-proxy.js';
 import { setupOtel } from './otel.js';
 
@@ -205,14 +206,7 @@ describe('client spans: errors', () => {
     });
 
     it('a refused connection: error.type is the system error code', async () => {
-        const closed = createServer();
-        closed.listen(0, '127.0.0.1');
-        await once(closed, 'listening');
-        const closedPort = (closed.address() as AddressInfo).port;
-        closed.close();
-        await once(closed, 'close');
-
-        const err = await rejection(traced.get(`http://127.0.0.1:${closedPort}/`));
+        const err = await rejection(traced.get(refusedUrl));
         expect((err.data as { code?: string }).code).toBe('ECONNREFUSED');
         const span = onlySpan();
         expect(span.status.code).toBe(SpanStatusCode.ERROR);

@@ -56,7 +56,8 @@ describe('the npm start demo', () => {
         // The slow download: its client span lasts until the last byte, some 300 ms after the headers.
         expect(stdout).toMatch(/a slow download .* headers after \d+ ms, body after \d+ ms/);
         const download = /CLIENT GET \/api\/export {2}\((\d+\.\d) ms\)/.exec(stdout);
-        expect(Number(download?.[1])).toBeGreaterThanOrEqual(300);
+        // (Node's timers run off a loop clock in whole milliseconds: 300 ms of them can measure a little less.)
+        expect(Number(download?.[1])).toBeGreaterThanOrEqual(295);
         expect(stdout).not.toContain('http.client.open_connections');
 
         // The root client's download, traced process-wide, with its progress bar up to 100%.

@@ -23,7 +23,7 @@ import {
     TracewireInstrumentation
 } from '../../instrumentation/index.js';
 import { CLIENT_CHANNELS, client } from '../../src/client/index.js';
-import { startHttp, type TestServer } from '../client/helpers.js';
+import { refusedUrl, startHttp, type TestServer } from '../client/helpers.js';
 import { setupOtel } from './otel.js';
 
 const otel = setupOtel();
@@ -212,12 +212,9 @@ describe('TracewireInstrumentation', () => {
     });
 
     it('records failures with their error attributes', async () => {
-        const closed = await startHttp(() => {});
-        const url = `${closed.url}/`;
-        await closed.close();
         const unregister = register();
         try {
-            await expect(client.get(url)).rejects.toMatchObject({ output: { statusCode: 502 } });
+            await expect(client.get(refusedUrl)).rejects.toMatchObject({ output: { statusCode: 502 } });
         } finally {
             unregister();
         }

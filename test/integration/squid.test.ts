@@ -1,6 +1,6 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../src/client/index.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { selfSignedCertificate } from '../client/helpers.js';
@@ -58,11 +58,11 @@ describe('squid: a forward proxy with basic auth', () => {
         }
 
         // Squid logs a transaction once it has sent the response, which the client may have read first.
-        await vi.waitFor(() =>
-            expect(
-                squid.accessLog().filter((line) => line.includes(`127.0.0.1:${nginx.ports.http}/text.txt`))
-            ).toHaveLength(3)
-        );
+        await expect
+            .poll(
+                () => squid.accessLog().filter((line) => line.includes(`127.0.0.1:${nginx.ports.http}/text.txt`)).length
+            )
+            .toBe(3);
     });
 
     it('tunnels to the https origin with the custom agent CA (CONNECT), as directly', async () => {

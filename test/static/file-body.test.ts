@@ -71,11 +71,11 @@ describe('the chunks of a streamed file body', () => {
         body.pause();
         await settle();
         expect(first.length).toBe(16 * KiB);
-        // The read asked for as the first chunk was delivered, and nothing after it however long the pause.
-        const held = body.readableLength;
-        expect(held).toBeLessThanOrEqual(32 * KiB);
+        // The read asked for as the first chunk was delivered (the next size, 32 KiB) lands, whenever a
+        // loaded machine lets it, and nothing after it however long the pause.
+        await expect.poll(() => body.readableLength).toBe(32 * KiB);
         await settle();
-        expect(body.readableLength).toBe(held);
+        expect(body.readableLength).toBe(32 * KiB);
         const closed = new Promise((resolve) => body.once('close', resolve));
         body.destroy();
         await closed;

@@ -109,3 +109,16 @@ export async function settledFdCount(baseline: number, timeoutMs = 2000): Promis
 
     return count;
 }
+
+/**
+ * Resolves once the clock is past the file's change and modification times by a margin. A change of a
+ * file is told by these times (src/static/same-file.ts), and kernels before 6.13 stamp them from a clock
+ * that ticks every 4 to 10 ms: a write a few ms after the previous one can get the very same times, and
+ * then looks like no change at all. 20 ms covers the coarsest tick (HZ=100), whatever the kernel.
+ */
+export async function pastTimestamps(path: string): Promise<void> {
+    const { mtimeMs, ctimeMs } = Fs.statSync(path);
+    while (Date.now() <= Math.max(mtimeMs, ctimeMs) + 20) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+}

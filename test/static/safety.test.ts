@@ -3,6 +3,8 @@ import * as Fs from 'node:fs';
 import * as Http from 'node:http';
 import * as Net from 'node:net';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type * as Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countOpenFds, createFixture, createServer, type Fixture, settledFdCount } from './helpers.js';
@@ -291,13 +293,32 @@ describe('Safety: no file descriptor leaks', () => {
 });
 
 describe('Safety: large files stream with constant memory', () => {
-    it('sends a 1 GiB file over a socket while RSS grows by only a few MiB', async () => {
-        global.gc?.();
-        const before = process.memoryUsage.rss();
+    // What the server holds, not what the process has mapped: RSS keeps memory malloc freed and
+    // counts garbage until a collection runs, whose timing nothing here controls. So each sample
+    // follows a full collection (gc is exposed at run time, as in pipelined.test.ts) and counts the
+    // live Buffers (where file chunks go) and the live JS heap.
+    setFlagsFromString('--expose-gc');
+    const collect = runInNewContext('gc') as () => void;
+    const held = () => {
+        // Twice: a collection frees dead Buffers' memory on a background thread, and `arrayBuffers`
+        // drops only when that is done; the next collection first waits for it. With one, a sample
+        // counted up to ~30 MiB of chunks long sent.
+        collect();
+        collect();
+        const { arrayBuffers, heapUsed } = process.memoryUsage();
+        return arrayBuffers + heapUsed;
+    };
+
+    it('sends a 1 GiB file over a socket while the memory it holds grows by only a few MiB', async () => {
+        const before = held();
         let peak = before;
+        let samples = 0;
+        // Sampled during the transfer: a stream that keeps the chunks it sent, or reads ahead of the
+        // socket, soon holds far more. Not more often: each sample is two full collections.
         const sampler = setInterval(() => {
-            peak = Math.max(peak, process.memoryUsage.rss());
-        }, 25);
+            peak = Math.max(peak, held());
+            samples += 1;
+        }, 100);
         // The client is another process, so only the server's memory is measured and both run in parallel.
         const received = await new Promise<number>((resolve, reject) => {
             execFile(
@@ -315,7 +336,9 @@ describe('Safety: large files stream with constant memory', () => {
         });
         clearInterval(sampler);
         expect(received).toBe(gibibyte);
-        expect(peak - before).toBeLessThan(96 * 1024 * 1024);
+        expect(samples).toBeGreaterThan(0);
+        // Streaming holds a chunk or two (at most 256 KiB each) and the socket's queue: under 1 MiB measured.
+        expect(peak - before).toBeLessThan(16 * 1024 * 1024);
         // Generous: on a loaded two-core machine (the whole suite runs beside it) the copy alone took >30 s.
     }, 180_000);
 });
