@@ -207,6 +207,7 @@ export async function startNginx(options: {
     files: Record<string, string | Buffer>;
     /** `content-encoding` values nginx adds to the files of /listed/, by path (none when absent). */
     codings?: Record<string, string>;
+    /** Where its four ports come from: `freePorts` when absent (servers.test.ts passes its own). */
     pickPorts?: PickPorts;
 }): Promise<Nginx> {
     const binary = ensureBinary('nginx', ['/usr/sbin/nginx', '/usr/local/sbin/nginx'], 'nginx-light');
@@ -310,7 +311,10 @@ export interface Squid extends RealServer {
     accessLog(): string[];
 }
 
-/** Squid as a forward proxy on 127.0.0.1 asking for basic auth, checked by basic_ncsa_auth against an htpasswd file. */
+/**
+ * Squid as a forward proxy on 127.0.0.1 asking for basic auth, checked by basic_ncsa_auth against an
+ * htpasswd file; its port from `pickPorts` (`freePorts` when absent).
+ */
 export async function startSquid(user: string, password: string, pickPorts?: PickPorts): Promise<Squid> {
     const binary = ensureBinary('squid', ['/usr/sbin/squid', '/usr/local/sbin/squid'], 'squid');
     const helper = ['/usr/lib/squid/basic_ncsa_auth', '/usr/lib64/squid/basic_ncsa_auth'].find((path) =>
