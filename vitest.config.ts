@@ -19,7 +19,7 @@ export default defineConfig({
         coverage: {
             provider: 'v8',
             include: ['src/**/*.ts', 'instrumentation/**/*.ts'],
-            exclude: hasNodeSqlite ? [] : ['src/client/cache/sqlite-store.ts'],
+            exclude: hasNodeSqlite ? [] : ['src/client/cache/stores/sqlite-store.ts'],
             reporter: ['text-summary', 'text'],
             thresholds: {
                 'src/errors/**': { lines: 95, branches: 95 },

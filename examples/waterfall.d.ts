@@ -1,4 +1,4 @@
-import type { Timings } from '../src/client/timings.js';
+import type { Timings } from '../src/client/contract/timings.js';
 
 export interface WaterfallOptions {
     /** The label on the first line. */

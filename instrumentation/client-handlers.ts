@@ -1,6 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { context, propagation, type Tracer, trace } from '@opentelemetry/api';
-import type { ResponseDetails } from '../src/client/types.js';
+import type { ResponseDetails } from '../src/client/contract/types.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
 import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './client.js';

@@ -1,6 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import type { EffectiveOptions, RequestUri, ResponseDetails } from '../src/client/types.js';
+import type { EffectiveOptions, RequestUri, ResponseDetails } from '../src/client/contract/types.js';
 import {
     ATTR_URL_TEMPLATE,
     addHeaderAttributes,

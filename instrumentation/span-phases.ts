@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
-import { monotonicAt } from '../src/client/hop-timings.js';
-import type { TimeoutPhase, TimingPhases, Timings } from '../src/client/timings.js';
+import type { TimeoutPhase, TimingPhases, Timings } from '../src/client/contract/timings.js';
+import { monotonicAt } from '../src/client/wire/hop-timings.js';
 
 /*
  * A hop's phases on its span (README "Phases on client spans"). The semantic conventions have no

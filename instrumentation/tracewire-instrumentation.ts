@@ -6,7 +6,7 @@ import {
     type PreRequestMessage,
     type RequestMessage,
     type ResponseMessage
-} from '../src/client/channels.js';
+} from '../src/client/pipeline/channels.js';
 import { type ClientInstrumentation, type ClientInstrumentationConfig, instrumentClient } from './client.js';
 import { INSTRUMENTATION_SCOPE } from './providers.js';
 

@@ -2,28 +2,20 @@
  * The `client` component: an event-first HTTP/HTTPS client (README, "Client"). `client` is the ready
  * instance; `client.defaults()` derives configured ones.
  */
-import { Client } from './client.js';
+import { Client } from './surface/client.js';
 
 export const client: Client = new Client();
 
-export { MemoryCacheStore, type MemoryCacheStoreOptions } from './cache/memory-store.js';
-export type { CacheOptions } from './cache/settings.js';
-export { SqliteCacheStore, type SqliteCacheStoreOptions } from './cache/sqlite-store.js';
-export type { CachedResponse, CacheStore } from './cache/store.js';
-export type { CacheControl } from './cache-control.js';
-export {
-    CLIENT_CHANNELS,
-    type PreRequestMessage,
-    type RequestMessage,
-    type ResponseMessage
-} from './channels.js';
-export { Client, type ClientEmitter } from './client.js';
-export { clientRequestMarker } from './node-options.js';
-export type { ReadableSource } from './read.js';
-export type { PhaseTimeouts, TimeoutPhase, TimingPhases, Timings } from './timings.js';
+export type { ReadableSource } from './bodies/read.js';
+
+export { MemoryCacheStore, type MemoryCacheStoreOptions } from './cache/stores/memory-store.js';
+export { SqliteCacheStore, type SqliteCacheStoreOptions } from './cache/stores/sqlite-store.js';
+export type { CachedResponse, CacheStore } from './contract/cache-store.js';
+export type { PhaseTimeouts, TimeoutPhase, TimingPhases, Timings } from './contract/timings.js';
 export type {
     Agents,
     BeforeRedirect,
+    CacheOptions,
     ClientEvents,
     DefaultsOptions,
     EffectiveOptions,
@@ -43,4 +35,13 @@ export type {
     RetryOptions,
     TimedResponse,
     TransferProgress
-} from './types.js';
+} from './contract/types.js';
+export {
+    CLIENT_CHANNELS,
+    type PreRequestMessage,
+    type RequestMessage,
+    type ResponseMessage
+} from './pipeline/channels.js';
+export type { CacheControl } from './surface/cache-control.js';
+export { Client, type ClientEmitter } from './surface/client.js';
+export { clientRequestMarker } from './wire/http1/node-options.js';

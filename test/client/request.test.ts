@@ -6,8 +6,8 @@ import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cachedDestination } from '../../src/client/destination.js';
 import { client } from '../../src/client/index.js';
+import { cachedDestination } from '../../src/client/wire/destination.js';
 import { type HttpError, isHttpError } from '../../src/errors/index.js';
 import {
     body,

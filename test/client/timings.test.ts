@@ -6,7 +6,6 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { monotonicAt, timestamp } from '../../src/client/hop-timings.js';
 import {
     CLIENT_CHANNELS,
     client,
@@ -14,6 +13,7 @@ import {
     type TimedResponse,
     type Timings
 } from '../../src/client/index.js';
+import { monotonicAt, timestamp } from '../../src/client/wire/hop-timings.js';
 import type { HttpError } from '../../src/errors/index.js';
 import { refusedUrl, selfSignedCertificate, startHttp, startUnix, type TestServer } from './helpers.js';
 import { startProxy, type TestProxy } from './test-proxy.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'vitest';
-import { SqliteCacheStore } from '../../src/client/cache/sqlite-store.js';
+import { SqliteCacheStore } from '../../src/client/cache/stores/sqlite-store.js';
 import { conformanceRun } from './http-cache/run.js';
 
 // node:sqlite exists unflagged from Node.js 22.13 on; elsewhere the store refuses (test/client/cache/sqlite-store.test.ts).

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RequestUri } from '../../src/client/contract/types.js';
 import { Client } from '../../src/client/index.js';
-import type { RequestUri } from '../../src/client/types.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { timerCount } from '../client/helpers.js';
 import { seeded } from '../seeded.js';

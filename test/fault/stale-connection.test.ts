@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
-import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/socket-release.js';
+import { keepAliveMarginMs, keepAliveTimeout } from '../../src/client/wire/http1/socket-release.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { settle, socketCount, startHttp, type TestServer, timerCount } from '../client/helpers.js';
 import { setupOtel } from '../instrumentation/otel.js';

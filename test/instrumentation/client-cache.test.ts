@@ -4,7 +4,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { METRIC_HTTP_CLIENT_REQUEST_DURATION } from '@opentelemetry/semantic-conventions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_TRACEWIRE_CACHE, instrumentClient } from '../../instrumentation/index.js';
-import { Client } from '../../src/client/client.js';
+import { Client } from '../../src/client/surface/client.js';
 import { setupOtel } from './otel.js';
 
 /** README "Cache": a cached client's spans and metrics say how each call was answered. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderWaterfall, renderWaterfalls } from '../../examples/waterfall.js';
-import type { TimingPhases, Timings } from '../../src/client/timings.js';
+import type { TimingPhases, Timings } from '../../src/client/contract/timings.js';
 
 /** Timings as the client records them, from the moments relative to `start` (ms). */
 function timingsAt(

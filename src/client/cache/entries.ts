@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
+import type { CachedResponse } from '../contract/cache-store.js';
 import type { CacheDirectives } from './directives.js';
 import { hopByHopFields, withoutFields } from './fields.js';
 import type { GuardedStore } from './guarded-store.js';
 import { responseDirectives, usefulUntil } from './policy.js';
 import { copyBody } from './response.js';
-import type { CachedResponse } from './store.js';
 import { updatedBy304 } from './validators.js';
 import { type RequestHeaders, varyNames, varyValues } from './vary.js';
 

@@ -1,7 +1,7 @@
+import type { CachedResponse } from '../contract/cache-store.js';
 import type { CacheDirectives } from './directives.js';
 import { fieldLines } from './fields.js';
 import { parseHttpDate } from './http-date.js';
-import type { CachedResponse } from './store.js';
 
 /** How a stored response stands at a given time (RFC 9111 4.2), in seconds. */
 export interface Freshness {

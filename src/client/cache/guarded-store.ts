@@ -1,4 +1,4 @@
-import type { CachedResponse, CacheStore } from './store.js';
+import type { CachedResponse, CacheStore } from '../contract/cache-store.js';
 
 // How long a request waits for its store: past this the network answers (README "Cache").
 const storeTimeout = 250;

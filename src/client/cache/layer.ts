@@ -1,13 +1,14 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { HttpError } from '../../errors/index.js';
-import { type Destination, destinationOf } from '../destination.js';
-import { clientFailure } from '../errors.js';
-import { type AnsweredHop, Hop, type HopOwner } from '../hop.js';
-import { HopClock } from '../hop-timings.js';
-import type { PreparedPayload } from '../payload.js';
-import type { PayloadReplay } from '../payload-replay.js';
-import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline.js';
-import type { EffectiveOptions, ResendReason, TimedResponse } from '../types.js';
+import type { PreparedPayload } from '../bodies/payload.js';
+import type { PayloadReplay } from '../bodies/payload-replay.js';
+import type { CachedResponse } from '../contract/cache-store.js';
+import { clientFailure } from '../contract/errors.js';
+import type { EffectiveOptions, ResendReason, TimedResponse } from '../contract/types.js';
+import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline/pipeline.js';
+import { type Destination, destinationOf } from '../wire/destination.js';
+import { type AnsweredHop, Hop, type HopOwner } from '../wire/hop.js';
+import { HopClock } from '../wire/hop-timings.js';
 import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember } from './cache-status.js';
 import type { CacheDirectives } from './directives.js';
 import { entryHead, storeWithBody, updatedEntry } from './entries.js';
@@ -27,7 +28,6 @@ import {
 import { addCacheStatus, gatewayTimeout, responseFrom } from './response.js';
 import { revalidateInBackground } from './revalidation.js';
 import type { CacheSettings } from './settings.js';
-import type { CachedResponse } from './store.js';
 import { conditionalFields, matches304, satisfiesCallerCondition } from './validators.js';
 import { varyMatches } from './vary.js';
 

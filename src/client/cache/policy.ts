@@ -1,8 +1,8 @@
+import { isSafeMethod } from '../../common/safe-methods.js';
+import type { CachedResponse } from '../contract/cache-store.js';
 import { type CacheDirectives, parseDirectives } from './directives.js';
 import { fieldValue } from './fields.js';
 import { freshnessOf, isHeuristicallyCacheable } from './freshness.js';
-import { isSafeMethod } from './safe-methods.js';
-import type { CachedResponse } from './store.js';
 import { type RequestHeaders, varyNames } from './vary.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { http } from '../../common/node-modules.js';
+import type { CachedResponse } from '../contract/cache-store.js';
 import { fieldValue, headersOf, withoutFields } from './fields.js';
-import type { CachedResponse } from './store.js';
 
 /**
  * The responses the cache hands the request flow: one made from a stored response (a readable

@@ -1,15 +1,15 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { HttpError } from '../../errors/index.js';
-import type { Destination } from '../destination.js';
-import { requestTimeout } from '../errors.js';
-import { Hop, type HopOwner } from '../hop.js';
-import type { Pipeline } from '../pipeline.js';
-import type { Agents, EffectiveOptions } from '../types.js';
+import type { CachedResponse } from '../contract/cache-store.js';
+import { requestTimeout } from '../contract/errors.js';
+import type { Agents, EffectiveOptions } from '../contract/types.js';
+import type { Pipeline } from '../pipeline/pipeline.js';
+import type { Destination } from '../wire/destination.js';
+import { Hop, type HopOwner } from '../wire/hop.js';
 import { entryHead, storeWithBody, updatedEntry } from './entries.js';
 import type { GuardedStore } from './guarded-store.js';
 import { isStorable, requestDirectives, responseDirectives } from './policy.js';
 import type { CacheSettings } from './settings.js';
-import type { CachedResponse } from './store.js';
 import { conditionalFields, matches304 } from './validators.js';
 
 // A background revalidation nobody waits for still ends: a server that never answers costs this at most.

@@ -1,5 +1,5 @@
+import type { CachedResponse } from '../contract/cache-store.js';
 import { fieldValue, hopByHopFields, withoutFields } from './fields.js';
-import type { CachedResponse } from './store.js';
 
 /**
  * Validation (RFC 9111 4.3): the conditional fields that ask the origin whether a stored response

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryCacheStore } from '../../../src/client/cache/memory-store.js';
-import type { CachedResponse, CacheStore } from '../../../src/client/cache/store.js';
-import { Client } from '../../../src/client/client.js';
+import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.js';
+import type { CachedResponse, CacheStore } from '../../../src/client/contract/cache-store.js';
+import type { Timings } from '../../../src/client/contract/timings.js';
+import type { ResponseDetails } from '../../../src/client/contract/types.js';
 import { client as plainClient } from '../../../src/client/index.js';
-import type { Timings } from '../../../src/client/timings.js';
-import type { ResponseDetails } from '../../../src/client/types.js';
+import { Client } from '../../../src/client/surface/client.js';
 import { isHttpError } from '../../../src/errors/index.js';
 import { startHttp, startUnix, type TestServer } from '../helpers.js';
 

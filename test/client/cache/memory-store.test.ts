@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryCacheStore } from '../../../src/client/cache/memory-store.js';
+import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.js';
 import { cachedResponse, describeCacheStore } from './store-contract.js';
 
 describeCacheStore('MemoryCacheStore', (bounds) => new MemoryCacheStore(bounds));

@@ -6,8 +6,8 @@ import { freshnessLifetime } from '../../../src/client/cache/freshness.js';
 import { parseHttpDate } from '../../../src/client/cache/http-date.js';
 import { cacheKey } from '../../../src/client/cache/layer.js';
 import { invalidatedUrls, isStorable, judge, requestDirectives } from '../../../src/client/cache/policy.js';
-import type { CachedResponse } from '../../../src/client/cache/store.js';
 import { satisfiesCallerCondition } from '../../../src/client/cache/validators.js';
+import type { CachedResponse } from '../../../src/client/contract/cache-store.js';
 
 /** README "Cache": the RFC 9111 rules, as the pure functions the layer acts on. */
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CachedResponse, CacheStore } from '../../../src/client/cache/store.js';
+import type { CachedResponse, CacheStore } from '../../../src/client/contract/cache-store.js';
 
 /**
  * The contract every `CacheStore` keeps (src/client/cache/store.ts, README "Cache stores"), as one

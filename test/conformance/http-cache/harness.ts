@@ -23,7 +23,7 @@ import handleTest from 'http-cache-tests/server/handle-test.mjs';
 import suites from 'http-cache-tests/tests/index.mjs';
 // @ts-expect-error -- as above
 import surrogate from 'http-cache-tests/tests/surrogate-control.mjs';
-import type { Client } from '../../../src/client/client.js';
+import type { Client } from '../../../src/client/surface/client.js';
 
 interface SuiteTest {
     id: string;

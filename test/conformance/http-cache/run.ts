@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'vitest';
-import type { CacheStore } from '../../../src/client/cache/store.js';
-import { Client } from '../../../src/client/client.js';
+import type { CacheStore } from '../../../src/client/contract/cache-store.js';
+import { Client } from '../../../src/client/surface/client.js';
 import { undiciPrivate, undiciShared } from './baseline.js';
 import { fetchOver, runSuite, startOrigin, startProxy, suiteFetch, tableHeader, tableRow } from './harness.js';
 

@@ -1,0 +1,49 @@
+import { isSafeMethod } from '../../common/safe-methods.js';
+import type { CacheStore } from '../contract/cache-store.js';
+import type { CacheOptions } from '../contract/types.js';
+
+/** The grammar of the `cache` option (README "Cache"); what a valid one resolves to is the cache's (cache/settings.ts). */
+
+/** What is wrong with a `cache` option value (worded after `Option cache`), or undefined. */
+export function cacheProblem(value: unknown): string | undefined {
+    if (typeof value === 'boolean') {
+        return undefined;
+    }
+
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        return 'must be true, false or an object of cache settings';
+    }
+
+    const { store, shared, methods } = value as CacheOptions;
+    if (store !== undefined && store !== null && !isStore(store)) {
+        return '.store must be a CacheStore (an object with get, set and delete methods)';
+    }
+
+    if (shared !== undefined && shared !== null && typeof shared !== 'boolean') {
+        return `.shared must be a boolean, got ${typeof shared}`;
+    }
+
+    if (methods !== undefined && methods !== null) {
+        if (!Array.isArray(methods) || methods.length === 0) {
+            return '.methods must be a non-empty array of safe method names';
+        }
+
+        for (const method of methods) {
+            if (typeof method !== 'string' || !isSafeMethod(method.toUpperCase())) {
+                return `.methods must list safe methods only (GET, HEAD, OPTIONS, TRACE), got ${JSON.stringify(method)}`;
+            }
+        }
+    }
+
+    return undefined;
+}
+
+function isStore(value: unknown): value is CacheStore {
+    const store = value as Partial<CacheStore>;
+    return (
+        typeof value === 'object' &&
+        typeof store.get === 'function' &&
+        typeof store.set === 'function' &&
+        typeof store.delete === 'function'
+    );
+}

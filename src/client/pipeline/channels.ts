@@ -1,0 +1,107 @@
+import { channel } from 'node:diagnostics_channel';
+import type { ClientRequest } from 'node:http';
+import type { EventEmitter } from 'eventemitter3';
+import type { HttpError } from '../../errors/index.js';
+import type { ClientEvents, EffectiveOptions, RequestUri, ResponseDetails } from '../contract/types.js';
+
+/**
+ * The `node:diagnostics_channel` names every client publishes its pipeline on (README "Diagnostics
+ * channels"): a public contract for APM tools, the process-wide twin of a client's `events`.
+ */
+export const CLIENT_CHANNELS = {
+    preRequest: 'tracewire:client:preRequest',
+    request: 'tracewire:client:request',
+    response: 'tracewire:client:response'
+} as const;
+
+/** The message of `tracewire:client:preRequest`: the arguments of the `preRequest` event. */
+export interface PreRequestMessage {
+    uri: RequestUri;
+    options: EffectiveOptions;
+}
+
+/** The message of `tracewire:client:request`: the `ClientRequest`, and the hop's `uri` it belongs to. */
+export interface RequestMessage {
+    req: ClientRequest;
+    uri: RequestUri;
+}
+
+/**
+ * The message of `tracewire:client:response`, once per hop: the arguments of the `response` event,
+ * the hop's `timings` among the details (README "Timings").
+ */
+export interface ResponseMessage {
+    err: HttpError | undefined;
+    details: ResponseDetails;
+}
+
+// Held here for the life of the process: Node keeps a channel without subscribers only weakly.
+const preRequestChannel = channel(CLIENT_CHANNELS.preRequest);
+const requestChannel = channel(CLIENT_CHANNELS.request);
+const responseChannel = channel(CLIENT_CHANNELS.response);
+
+/** What a request reports its hops to: a client's emitter, or the publisher below. */
+export interface PipelineEmitter {
+    emit(event: 'preRequest', uri: RequestUri, options: EffectiveOptions): unknown;
+    emit(event: 'request', req: ClientRequest): unknown;
+    emit(event: 'response', err: HttpError | undefined, details: ResponseDetails): unknown;
+}
+
+/**
+ * What a new request reports to: the client's observed emitter (or none) when no channel has a
+ * subscriber, the usual case, which costs three `hasSubscribers` reads; else a publisher that
+ * feeds the emitter and the channels. Like the emitter's, the choice holds for the whole request.
+ */
+export function withChannels(events: EventEmitter<ClientEvents> | undefined): PipelineEmitter | undefined {
+    return preRequestChannel.hasSubscribers || requestChannel.hasSubscribers || responseChannel.hasSubscribers
+        ? new ChannelPublisher(events)
+        : events;
+}
+
+/**
+ * Emits each pipeline event on the client's emitter first (an `instrumentClient()` on it claims the
+ * hop before a process-wide instrumentation sees it), then publishes it. The channel gets every
+ * event even when an emitter listener throws, whose error still reaches the request as it would
+ * without channels. A throwing channel subscriber never reaches the request: Node reports it as an
+ * `uncaughtException` on a later tick (README "Diagnostics channels").
+ */
+class ChannelPublisher implements PipelineEmitter {
+    // The hop under way, for the `request` message.
+    private uri: RequestUri | undefined;
+
+    constructor(private readonly events: EventEmitter<ClientEvents> | undefined) {}
+
+    emit(event: 'preRequest', uri: RequestUri, options: EffectiveOptions): unknown;
+    emit(event: 'request', req: ClientRequest): unknown;
+    emit(event: 'response', err: HttpError | undefined, details: ResponseDetails): unknown;
+    emit(event: keyof ClientEvents, first: unknown, second?: unknown): unknown {
+        const events = this.events;
+        switch (event) {
+            case 'preRequest':
+                this.uri = first as RequestUri;
+                try {
+                    events?.emit('preRequest', first as RequestUri, second as EffectiveOptions);
+                } finally {
+                    preRequestChannel.publish({ uri: first, options: second });
+                }
+
+                return undefined;
+            case 'request':
+                try {
+                    events?.emit('request', first as ClientRequest);
+                } finally {
+                    requestChannel.publish({ req: first, uri: this.uri });
+                }
+
+                return undefined;
+            default:
+                try {
+                    events?.emit('response', first as HttpError | undefined, second as ResponseDetails);
+                } finally {
+                    responseChannel.publish({ err: first, details: second });
+                }
+
+                return undefined;
+        }
+    }
+}

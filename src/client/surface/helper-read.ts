@@ -1,0 +1,89 @@
+import type { IncomingMessage } from 'node:http';
+import type { HttpError } from '../../errors/index.js';
+import { type BodyNotes, type DeadlineLeft, type ReadSink, readCheckedPayload } from '../bodies/read.js';
+import { clientFailure, responseError } from '../contract/errors.js';
+import type { ReadOptions, ResponseErrorData } from '../contract/types.js';
+import type { Finisher } from '../flow/request-flow.js';
+import { attemptsOf } from '../flow/retry.js';
+import { readOptionsOver, type StoredDefaults } from '../options/options.js';
+
+/** The finisher of a per-method helper: reads the final response with the read options of the call. */
+export class ReadForHelper implements Finisher {
+    readonly readsBody = true;
+
+    constructor(
+        private readonly defaults: StoredDefaults | undefined,
+        private readonly options: ReadOptions | undefined
+    ) {}
+
+    finish(
+        res: IncomingMessage,
+        resolve: (value: unknown) => void,
+        reject: (err: HttpError) => void,
+        deadline: DeadlineLeft | undefined,
+        bodyNotes: BodyNotes
+    ): void {
+        try {
+            readCheckedPayload(
+                res,
+                // The caller's read options, not the request's effective ones that listeners and redirects may have edited.
+                readOptionsOver(this.defaults, this.options),
+                (res.statusCode as number) >= 400,
+                new HelperRead(res, resolve, reject),
+                deadline,
+                bodyNotes
+            );
+        } catch (err) {
+            res.destroy();
+            bodyNotes.bodyClosed(res);
+            reject(clientFailure(`The response could not be read: ${(err as Error).message}`, err));
+        }
+    }
+}
+
+/**
+ * The end of a per-method helper (`get()`, `post()`...) once its response has been read:
+ * `{ res, payload }`, or for a 4xx/5xx status the error with the response in `data`. It is the
+ * reader's sink, so the helper's one promise settles straight from the reader.
+ */
+export class HelperRead implements ReadSink {
+    readonly ownsSource = true;
+
+    constructor(
+        private readonly res: IncomingMessage,
+        private readonly resolve: (value: unknown) => void,
+        private readonly reject: (err: HttpError) => void
+    ) {}
+
+    readSucceeded(payload: unknown): void {
+        const res = this.res;
+        const statusCode = res.statusCode as number;
+        if (statusCode < 400) {
+            this.resolve({ res, payload });
+            return;
+        }
+
+        const data: ResponseErrorData<unknown> = { isResponseError: true, headers: res.headers, payload, res };
+        const attempts = attemptsOf.get(res);
+        if (attempts !== undefined) {
+            data.attempts = attempts;
+        }
+
+        this.reject(responseError(statusCode, res.statusMessage as string, data));
+    }
+
+    /** A read failure carries the response it was reading as `data.res`. */
+    readFailed(err: HttpError): void {
+        this.reject(withResponse(err, this.res));
+    }
+}
+
+function withResponse(err: HttpError, res: IncomingMessage): HttpError {
+    if (typeof err.data === 'object' && err.data !== null) {
+        (err.data as { res?: IncomingMessage }).res = res;
+    } else {
+        err.data = { res };
+    }
+
+    return err;
+}
