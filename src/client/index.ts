@@ -19,6 +19,8 @@ export type {
     ClientEvents,
     DefaultsOptions,
     EffectiveOptions,
+    HopRequest,
+    HopResponse,
     OutgoingHeaders,
     Payload,
     ProgressCallback,

@@ -4,7 +4,7 @@ import * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Client, type ClientEvents } from '../../src/client/index.js';
-import { proxyPoolLimit } from '../../src/client/wire/proxy.js';
+import { proxyPoolLimit } from '../../src/client/wire/http1/proxy-agents.js';
 import { isHttpError } from '../../src/errors/index.js';
 import { type Echo, echo, startHttp, startHttps, type TestServer } from './helpers.js';
 import { startProxy, type TestProxy } from './test-proxy.js';

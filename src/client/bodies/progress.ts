@@ -1,5 +1,4 @@
-import type { ClientRequest } from 'node:http';
-import { declaredLength } from '../../common/message-body.js';
+import type { Writable } from 'node:stream';
 import type { HttpError } from '../../errors/index.js';
 import { clientFailure } from '../contract/errors.js';
 import type { ProgressCallback, TransferProgress } from '../contract/types.js';
@@ -62,9 +61,9 @@ export class ProgressCounter {
     }
 }
 
-/** What an upload reports a failed callback to: the request's flow. */
+/** What an upload reports a failed callback to: the exchange it belongs to. */
 export interface UploadOwner {
-    uploadFailed(req: ClientRequest, err: HttpError): void;
+    uploadFailed(err: HttpError): void;
 }
 
 // Slices of a Buffer or string body, written one after the other as the socket takes them, so that
@@ -73,16 +72,22 @@ const sliceSize = 64 * 1024;
 
 type WriteFn = (chunk: unknown, encoding?: unknown, callback?: unknown) => boolean;
 const uploadKey = Symbol('tracewire.upload');
-type UploadRequest = ClientRequest & { [uploadKey]: Upload };
+type UploadTarget = Writable & { [uploadKey]: Upload };
 
 /**
- * Follows the body of one hop's request: every chunk written to it counts once Node has handed it
- * to the socket (its write callback), whoever writes it (`send()` below, or the stream payload's
- * pipe). A re-send (redirect, retry) is a new request, so its progress starts again from 0.
+ * Follows the body of one hop's request (whatever the transport: a request or a stream is a
+ * `Writable`): every chunk written to it counts once the transport has taken it (its write callback),
+ * whoever writes it (`send()` below, or the stream payload's pipe). `total` is the declared length,
+ * when known. A re-send (redirect, retry) is a new request, so its progress starts again from 0.
  */
-export function trackUpload(req: ClientRequest, callback: ProgressCallback, owner: UploadOwner): Upload {
-    const upload = new Upload(req, callback, owner);
-    (req as UploadRequest)[uploadKey] = upload;
+export function trackUpload(
+    req: Writable,
+    total: number | undefined,
+    callback: ProgressCallback,
+    owner: UploadOwner
+): Upload {
+    const upload = new Upload(req, total, callback, owner);
+    (req as UploadTarget)[uploadKey] = upload;
     const target = req as unknown as { write: WriteFn };
     target.write = progressWrite;
     req.once('finish', onFinish);
@@ -97,17 +102,13 @@ export class Upload {
     private offset = 0;
 
     constructor(
-        private readonly req: ClientRequest,
+        private readonly req: Writable,
+        total: number | undefined,
         callback: ProgressCallback,
         owner: UploadOwner
     ) {
         this.write = (req as unknown as { write: WriteFn }).write;
-        this.counter = new ProgressCounter(
-            callback,
-            'onUploadProgress',
-            declaredLength(req.getHeader('content-length')),
-            (err) => owner.uploadFailed(req, err)
-        );
+        this.counter = new ProgressCounter(callback, 'onUploadProgress', total, (err) => owner.uploadFailed(err));
     }
 
     /** Sends a string or Buffer body (or none) in slices, then ends the request. */
@@ -140,7 +141,7 @@ export class Upload {
     };
 }
 
-function progressWrite(this: UploadRequest, chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+function progressWrite(this: UploadTarget, chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
     const upload = this[uploadKey];
     const done = typeof encoding === 'function' ? encoding : callback;
     const bytes = byteLength(chunk, typeof encoding === 'string' ? encoding : undefined);
@@ -155,7 +156,7 @@ function progressWrite(this: UploadRequest, chunk: unknown, encoding?: unknown, 
     });
 }
 
-function onFinish(this: UploadRequest): void {
+function onFinish(this: UploadTarget): void {
     this[uploadKey].counter.finish();
 }
 

@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import type { CachedResponse } from '../contract/cache-store.js';
+import type { HopResponse } from '../contract/types.js';
 import type { CacheDirectives } from './directives.js';
 import { hopByHopFields, withoutFields } from './fields.js';
 import type { GuardedStore } from './guarded-store.js';
@@ -18,7 +18,7 @@ const emptyBody = Buffer.alloc(0);
 /** A stored response updated by a 304 (RFC 9111 4.3.4), kept until it is of no use; `noStore` when the 304 forbids keeping it. */
 export function updatedEntry(
     entry: CachedResponse,
-    res: IncomingMessage,
+    res: HopResponse,
     requestTime: number,
     responseTime: number,
     shared: boolean
@@ -34,7 +34,7 @@ export function updatedEntry(
 /** What is stored of a response to `method` before its body has come: its head, as the origin sent it, without hop-by-hop fields. */
 export function entryHead(
     method: string,
-    res: IncomingMessage,
+    res: HopResponse,
     requestHeaders: RequestHeaders,
     requestTime: number,
     responseTime: number
@@ -59,7 +59,7 @@ export function storeWithBody(
     head: CachedResponse,
     directives: CacheDirectives,
     shared: boolean,
-    res: IncomingMessage
+    res: HopResponse
 ): void {
     copyBody(res, store.entryLimit, (body) => {
         const complete = { ...head, body };

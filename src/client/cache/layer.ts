@@ -1,10 +1,9 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { HttpError } from '../../errors/index.js';
 import type { PreparedPayload } from '../bodies/payload.js';
 import type { PayloadReplay } from '../bodies/payload-replay.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
-import type { EffectiveOptions, ResendReason, TimedResponse } from '../contract/types.js';
+import type { EffectiveOptions, HopRequest, HopResponse, ResendReason, TimedResponse } from '../contract/types.js';
 import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline/pipeline.js';
 import { type Destination, destinationOf } from '../wire/destination.js';
 import { type AnsweredHop, Hop, type HopOwner } from '../wire/hop.js';
@@ -36,9 +35,9 @@ export interface CachedFlow extends HopOwner {
     readonly settled: boolean;
     /** Sends a hop the layer made (the layer owns it: its outcome comes back here first). */
     sendHop(hop: Hop, target: URL | Destination): void;
-    hopResponded(hop: AnsweredHop, res: IncomingMessage): void;
+    hopResponded(hop: AnsweredHop, res: HopResponse): void;
     /** True when the flow will retry `res` once its hop reports it. */
-    retriesResponse(hop: AnsweredHop, res: IncomingMessage): boolean;
+    retriesResponse(hop: AnsweredHop, res: HopResponse): boolean;
 }
 
 /** One hop's dealings with the cache: what was asked, what was stored, what was decided. */
@@ -224,7 +223,7 @@ export class CacheLayer implements HopOwner {
     }
 
     /** An answer made without a hop on the wire: reported on the pipeline like one (README "The event pipeline"). */
-    private answer(call: CacheCall, res: IncomingMessage): void {
+    private answer(call: CacheCall, res: HopResponse): void {
         // No connection and no wire phases: the record has its start, its response and, once read, its end.
         const clock = new HopClock();
         const answered: AnsweredHop = {
@@ -293,7 +292,7 @@ export class CacheLayer implements HopOwner {
         return this.flow.streamFor(payload, options);
     }
 
-    requestCreated(req: ClientRequest, options: EffectiveOptions): void {
+    requestCreated(req: HopRequest, options: EffectiveOptions): void {
         this.flow.requestCreated(req, options);
     }
 
@@ -328,7 +327,7 @@ export class CacheLayer implements HopOwner {
     }
 
     /** The origin's response headers arrived: decide what the cache makes of them, and say so in Cache-Status before the hop reports it. */
-    responseArrived(hop: Hop, res: IncomingMessage): void {
+    responseArrived(hop: Hop, res: HopResponse): void {
         const call = this.call;
         if (call !== undefined) {
             try {
@@ -340,7 +339,7 @@ export class CacheLayer implements HopOwner {
         }
     }
 
-    hopResponded(hop: Hop, res: IncomingMessage): void {
+    hopResponded(hop: Hop, res: HopResponse): void {
         const call = this.call!;
         this.dropValidators(hop, call);
         const answer = call.answer ?? passOn;
@@ -364,7 +363,7 @@ export class CacheLayer implements HopOwner {
     }
 
     /** What the origin's response means for the cache (RFC 9111 3, 4.3.4; RFC 5861 4), with its Cache-Status added. */
-    private judgeResponse(call: CacheCall, hop: Hop, res: IncomingMessage): WireAnswer {
+    private judgeResponse(call: CacheCall, hop: Hop, res: HopResponse): WireAnswer {
         const responseTime = Date.now();
         const status = res.statusCode as number;
         const entry = call.entry;
@@ -410,7 +409,7 @@ export class CacheLayer implements HopOwner {
     }
 
     /** Hands the flow the response the call ends with, storing what is to be stored. */
-    private responded(call: CacheCall, hop: Hop, res: IncomingMessage, answer: WireAnswer): void {
+    private responded(call: CacheCall, hop: Hop, res: HopResponse, answer: WireAnswer): void {
         switch (answer.kind) {
             case 'updated':
                 res.resume();

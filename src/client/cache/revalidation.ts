@@ -1,8 +1,7 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { HttpError } from '../../errors/index.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { requestTimeout } from '../contract/errors.js';
-import type { Agents, EffectiveOptions } from '../contract/types.js';
+import type { Agents, EffectiveOptions, HopRequest, HopResponse } from '../contract/types.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
 import { Hop, type HopOwner } from '../wire/hop.js';
@@ -84,12 +83,12 @@ class BackgroundRevalidation implements HopOwner {
         return undefined;
     }
 
-    requestCreated(req: ClientRequest): void {
+    requestCreated(req: HopRequest): void {
         this.timer = setTimeout(() => req.destroy(requestTimeout(revalidationTimeout)), revalidationTimeout);
         this.timer.unref();
     }
 
-    hopResponded(hop: Hop, res: IncomingMessage): void {
+    hopResponded(hop: Hop, res: HopResponse): void {
         this.finish();
         const responseTime = Date.now();
         const shared = this.settings.shared;

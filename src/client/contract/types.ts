@@ -31,7 +31,7 @@ export type BeforeRedirect = (
 ) => unknown;
 
 /** Called once the request replacing a redirected one exists; `req` is that new request. */
-export type Redirected = (statusCode: number, location: string, req: ClientRequest) => void;
+export type Redirected = (statusCode: number, location: string, req: HopRequest) => void;
 
 /**
  * Request options, accepted by `request()` and the per-method helpers. `null` or
@@ -244,7 +244,7 @@ export interface ResponseDetails {
      * The request of this hop; undefined only when none could be created after `preRequest` (a
      * `preRequest` listener threw, aborted the signal, or set a header Node refuses).
      */
-    req: ClientRequest | undefined;
+    req: HopRequest | undefined;
     /** The response (headers received), or undefined when the hop failed before one arrived. */
     res: TimedResponse | undefined;
     /** `Date.now()` when this hop began (just before `preRequest`). */
@@ -285,18 +285,27 @@ export interface ResponseDetails {
  */
 export interface ClientEvents {
     preRequest: (uri: RequestUri, options: EffectiveOptions) => void;
-    request: (req: ClientRequest) => void;
+    request: (req: HopRequest) => void;
     response: (err: HttpError | undefined, details: ResponseDetails) => void;
 }
 
+/**
+ * The request of one hop as the client shows it: `promise.req`, the `request` event, `details.req`
+ * and the `redirected` callback's `req`.
+ */
+export type HopRequest = ClientRequest;
+
+/** The response of one hop as the client hands it on: a readable body with its status and headers. */
+export type HopResponse = IncomingMessage;
+
 /** A response of the client: `res.timings` is its hop's record (README "Timings"). */
-export type TimedResponse = IncomingMessage & { timings: Timings };
+export type TimedResponse = HopResponse & { timings: Timings };
 
 /**
  * A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected,
  * and on a client with a cache, which looks the store up before any request exists).
  */
-export type RequestPromise = Promise<TimedResponse> & { req: ClientRequest | undefined };
+export type RequestPromise = Promise<TimedResponse> & { req: HopRequest | undefined };
 
 /** Result of the per-method helpers. */
 export interface ResponseWithPayload<T = unknown> {
@@ -311,7 +320,7 @@ export interface ResponseErrorData<T = unknown> {
     isResponseError: true;
     headers: IncomingHttpHeaders;
     payload: T;
-    res: IncomingMessage;
+    res: HopResponse;
     /** With the `retry` option: the attempts made, this response being the last one's. */
     attempts?: number;
 }

@@ -1,4 +1,3 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../../errors/index.js';
 import { isHttpError } from '../../errors/index.js';
@@ -22,6 +21,8 @@ import type {
     CacheOptions,
     ClientEvents,
     EffectiveOptions,
+    HopRequest,
+    HopResponse,
     RequestAndReadOptions,
     RequestPromise,
     ResendReason
@@ -34,10 +35,10 @@ import {
     normalizeMethod,
     type StoredDefaults
 } from '../options/options.js';
+import { proxyConflict } from '../options/proxy.js';
 import { observedPipeline, type Pipeline } from '../pipeline/pipeline.js';
 import { cachedDestination, type Destination, resolveUri } from '../wire/destination.js';
 import { type AnsweredHop, Hop } from '../wire/hop.js';
-import { proxyConflict } from '../wire/proxy.js';
 import { CallDeadline, type DeadlineOwner } from './deadline.js';
 import { type RedirectHop, redirectMethodFor, redirectOptions, resolveRedirect } from './redirect.js';
 import {
@@ -67,7 +68,7 @@ export interface Finisher {
      * where the hop's own listeners, when it has them, would tell on a later tick).
      */
     finish(
-        res: IncomingMessage,
+        res: HopResponse,
         resolve: (value: unknown) => void,
         reject: (err: HttpError) => void,
         deadline: DeadlineLeft | undefined,
@@ -93,7 +94,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
     readonly promise: RequestPromise;
     readonly agents: Agents;
     readonly readsResponseBody: boolean;
-    firstReq: ClientRequest | undefined;
+    firstReq: HopRequest | undefined;
     redirectCount = 0;
     retryCount = 0;
     staleResends = 0;
@@ -122,7 +123,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
     // With the `cache` option: the layer every hop goes through (cache/layer.ts).
     private cache: CacheLayer | undefined;
     // What retriesResponse() decided for the response at hand, for its hop's report to act on.
-    private responseRetry: { res: IncomingMessage; delay: number | undefined } | undefined;
+    private responseRetry: { res: HopResponse; delay: number | undefined } | undefined;
     // A redirect's `redirected` callback, due once the next hop's request exists.
     private redirectedDue: (() => void) | undefined;
 
@@ -292,7 +293,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         return made.replayProblem() ?? made;
     }
 
-    requestCreated(req: ClientRequest, options: EffectiveOptions): void {
+    requestCreated(req: HopRequest, options: EffectiveOptions): void {
         this.firstReq ??= req;
         if (options.timeout && this.timer === undefined) {
             // After preRequest, which may set it.
@@ -301,7 +302,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         }
     }
 
-    hopResponded(hop: AnsweredHop, res: IncomingMessage): void {
+    hopResponded(hop: AnsweredHop, res: HopResponse): void {
         // A redirect answered from the cache has no request to tell `redirected` about.
         this.redirectedDue = undefined;
         const options = hop.options;
@@ -415,7 +416,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         statusCode: number,
         target: URL,
         next: EffectiveOptions,
-        res: IncomingMessage
+        res: HopResponse
     ): void {
         let called = false;
         const proceed = (err?: Error) => {
@@ -480,7 +481,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
         const failed: FailedHop = {
             err,
             method: hop.method,
-            request: hop.req!,
+            headers: hop.headers,
             reusedSocket: hop.reusedSocket,
             responseBytes: hop.responseBytes(),
             replayable: !isStream(hop.options.payload) || this.replay?.replayProblem() === undefined,
@@ -527,14 +528,14 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
      * response (stale-if-error is for when nothing more will be tried). Decided once per response: the
      * backoff may be random, or the caller's function.
      */
-    retriesResponse(hop: AnsweredHop, res: IncomingMessage): boolean {
+    retriesResponse(hop: AnsweredHop, res: HopResponse): boolean {
         const delay = this.responseRetryWait(hop, res);
         this.responseRetry = { res, delay };
         return delay !== undefined;
     }
 
     /** The wait before `res` is retried, or undefined when it will not be. */
-    private responseRetryWait(hop: AnsweredHop, res: IncomingMessage): number | undefined {
+    private responseRetryWait(hop: AnsweredHop, res: HopResponse): number | undefined {
         const retry = this.retry;
         if (!retry?.statusCodes.has(res.statusCode as number) || !this.canRetry(retry, hop)) {
             return undefined;
@@ -545,7 +546,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
     }
 
     /** Retries the hop when its status asks for it (and Retry-After allows); true when it will be. */
-    private retryResponse(hop: AnsweredHop, res: IncomingMessage): boolean {
+    private retryResponse(hop: AnsweredHop, res: HopResponse): boolean {
         const decided = this.responseRetry;
         this.responseRetry = undefined;
         const delay = decided?.res === res ? decided.delay : this.responseRetryWait(hop, res);
@@ -583,7 +584,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner {
 
     // The end.
 
-    private finish(res: IncomingMessage, bodyNotes: BodyNotes): void {
+    private finish(res: HopResponse, bodyNotes: BodyNotes): void {
         if (this.retry !== undefined) {
             attemptsOf.set(res, this.retryCount + 1);
         }

@@ -1,7 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import type { HttpError } from '../../errors/index.js';
 import { type CodedError, phaseTimeout, requestError, requestTimeout } from '../contract/errors.js';
-import type { RetryOptions } from '../contract/types.js';
+import type { HopResponse, RetryOptions } from '../contract/types.js';
 
 /**
  * The `retry` request option: which failed attempts are tried again, and after how long. The
@@ -90,7 +89,7 @@ export function isRetryableError(policy: RetryPolicy, err: HttpError): boolean {
  * The wait before retrying a response with a retryable status, in ms; undefined when it must not
  * be retried because its `Retry-After` asks for longer than `maxRetryAfter`.
  */
-export function responseRetryDelay(policy: RetryPolicy, res: IncomingMessage, retryCount: number): number | undefined {
+export function responseRetryDelay(policy: RetryPolicy, res: HopResponse, retryCount: number): number | undefined {
     const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
     if (retryAfter === undefined) {
         return policy.backoff(retryCount);
@@ -119,7 +118,7 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
  * Lets go of the response of a discarded attempt: a small body is read to its end (its socket then
  * returns to the pool), any other is destroyed. Nothing is left holding a socket.
  */
-export function discardResponse(res: IncomingMessage): void {
+export function discardResponse(res: HopResponse): void {
     const length = Number(res.headers['content-length']);
     if (Number.isInteger(length) && length <= drainLimit) {
         // A connection that breaks while draining must not become an unhandled 'error'.
@@ -133,7 +132,7 @@ export function discardResponse(res: IncomingMessage): void {
 function ignore(): void {}
 
 /** The attempts made for a response of a request with the `retry` option (its error then tells them). */
-export const attemptsOf = new WeakMap<IncomingMessage, number>();
+export const attemptsOf = new WeakMap<HopResponse, number>();
 
 /** Records on the final failure how many attempts were made (`data.attempts`). */
 export function withAttempts(err: HttpError, attempts: number): HttpError {

@@ -19,8 +19,8 @@ const closedConnectionCodes = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 export interface FailedHop {
     readonly err: HttpError;
     readonly method: string;
-    /** The request's headers as sent, for the caller's `Idempotency-Key`. */
-    readonly request: { hasHeader(name: string): boolean };
+    /** The headers as sent (lower-case names), for the caller's `Idempotency-Key`. */
+    readonly headers: Readonly<Record<string, unknown>>;
     /** True when the hop's connection came from the pool rather than being opened for it. */
     readonly reusedSocket: boolean;
     /** The bytes the connection read after the hop got it: anything is the response begun. */
@@ -52,8 +52,8 @@ export function failedOnStaleConnection(hop: FailedHop): boolean {
 export function isIdempotent(hop: FailedHop): boolean {
     return (
         idempotentMethods.has(hop.method) ||
-        hop.request.hasHeader('idempotency-key') ||
-        hop.request.hasHeader('x-idempotency-key')
+        hop.headers['idempotency-key'] !== undefined ||
+        hop.headers['x-idempotency-key'] !== undefined
     );
 }
 

@@ -1,3 +1,5 @@
+import type { HttpError } from '../../errors/index.js';
+import { invalidOption } from '../contract/errors.js';
 import type { EffectiveOptions } from '../contract/types.js';
 import { hasDecodableCredentials } from './values.js';
 
@@ -36,4 +38,21 @@ export function parseProxy(value: string | URL): URL | string {
 /** True when `proxy` asks for a proxy (an URL or the environment). */
 export function usesProxy(proxy: EffectiveOptions['proxy']): boolean {
     return proxy !== undefined && proxy !== null && proxy !== false;
+}
+
+/** The options that make no sense with a proxy, checked once per request. */
+export function proxyConflict(options: EffectiveOptions): HttpError | undefined {
+    if (!usesProxy(options.proxy)) {
+        return undefined;
+    }
+
+    if (options.socketPath !== undefined && options.socketPath !== null) {
+        return invalidOption('Option proxy cannot be combined with socketPath: a UNIX socket is a direct connection');
+    }
+
+    if (options.agent !== undefined && options.agent !== null) {
+        return invalidOption('Option proxy cannot be combined with agent: the proxy has its own connection pool');
+    }
+
+    return undefined;
 }

@@ -1,8 +1,7 @@
 import { channel } from 'node:diagnostics_channel';
-import type { ClientRequest } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../../errors/index.js';
-import type { ClientEvents, EffectiveOptions, RequestUri, ResponseDetails } from '../contract/types.js';
+import type { ClientEvents, EffectiveOptions, HopRequest, RequestUri, ResponseDetails } from '../contract/types.js';
 
 /**
  * The `node:diagnostics_channel` names every client publishes its pipeline on (README "Diagnostics
@@ -20,9 +19,9 @@ export interface PreRequestMessage {
     options: EffectiveOptions;
 }
 
-/** The message of `tracewire:client:request`: the `ClientRequest`, and the hop's `uri` it belongs to. */
+/** The message of `tracewire:client:request`: the `HopRequest`, and the hop's `uri` it belongs to. */
 export interface RequestMessage {
-    req: ClientRequest;
+    req: HopRequest;
     uri: RequestUri;
 }
 
@@ -43,7 +42,7 @@ const responseChannel = channel(CLIENT_CHANNELS.response);
 /** What a request reports its hops to: a client's emitter, or the publisher below. */
 export interface PipelineEmitter {
     emit(event: 'preRequest', uri: RequestUri, options: EffectiveOptions): unknown;
-    emit(event: 'request', req: ClientRequest): unknown;
+    emit(event: 'request', req: HopRequest): unknown;
     emit(event: 'response', err: HttpError | undefined, details: ResponseDetails): unknown;
 }
 
@@ -72,7 +71,7 @@ class ChannelPublisher implements PipelineEmitter {
     constructor(private readonly events: EventEmitter<ClientEvents> | undefined) {}
 
     emit(event: 'preRequest', uri: RequestUri, options: EffectiveOptions): unknown;
-    emit(event: 'request', req: ClientRequest): unknown;
+    emit(event: 'request', req: HopRequest): unknown;
     emit(event: 'response', err: HttpError | undefined, details: ResponseDetails): unknown;
     emit(event: keyof ClientEvents, first: unknown, second?: unknown): unknown {
         const events = this.events;
@@ -88,7 +87,7 @@ class ChannelPublisher implements PipelineEmitter {
                 return undefined;
             case 'request':
                 try {
-                    events?.emit('request', first as ClientRequest);
+                    events?.emit('request', first as HopRequest);
                 } finally {
                     requestChannel.publish({ req: first, uri: this.uri });
                 }

@@ -1,9 +1,8 @@
-import type { ClientRequest } from 'node:http';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../../errors/index.js';
 import { clientFailure } from '../contract/errors.js';
 import type { Timings } from '../contract/timings.js';
-import type { ClientEvents, EffectiveOptions, RequestUri, TimedResponse } from '../contract/types.js';
+import type { ClientEvents, EffectiveOptions, HopRequest, RequestUri, TimedResponse } from '../contract/types.js';
 import { type PipelineEmitter, withChannels } from './channels.js';
 
 /**
@@ -59,7 +58,7 @@ export function announceHop(pipeline: Pipeline, uri: RequestUri, options: Effect
 }
 
 /** `request`: the error that fails the hop when a listener throws, else undefined. */
-export function announceRequest(pipeline: Pipeline, req: ClientRequest): HttpError | undefined {
+export function announceRequest(pipeline: Pipeline, req: HopRequest): HttpError | undefined {
     try {
         pipeline.emit('request', req);
     } catch (err) {
@@ -76,7 +75,7 @@ export function announceRequest(pipeline: Pipeline, req: ClientRequest): HttpErr
 export function reportHop(
     pipeline: Pipeline,
     err: HttpError | undefined,
-    req: ClientRequest | undefined,
+    req: HopRequest | undefined,
     res: TimedResponse | undefined,
     start: number,
     uri: RequestUri,

@@ -1,8 +1,7 @@
-import type { IncomingMessage } from 'node:http';
 import type { HttpError } from '../../errors/index.js';
 import { type BodyNotes, type DeadlineLeft, type ReadSink, readCheckedPayload } from '../bodies/read.js';
 import { clientFailure, responseError } from '../contract/errors.js';
-import type { ReadOptions, ResponseErrorData } from '../contract/types.js';
+import type { HopResponse, ReadOptions, ResponseErrorData } from '../contract/types.js';
 import type { Finisher } from '../flow/request-flow.js';
 import { attemptsOf } from '../flow/retry.js';
 import { readOptionsOver, type StoredDefaults } from '../options/options.js';
@@ -17,7 +16,7 @@ export class ReadForHelper implements Finisher {
     ) {}
 
     finish(
-        res: IncomingMessage,
+        res: HopResponse,
         resolve: (value: unknown) => void,
         reject: (err: HttpError) => void,
         deadline: DeadlineLeft | undefined,
@@ -50,7 +49,7 @@ export class HelperRead implements ReadSink {
     readonly ownsSource = true;
 
     constructor(
-        private readonly res: IncomingMessage,
+        private readonly res: HopResponse,
         private readonly resolve: (value: unknown) => void,
         private readonly reject: (err: HttpError) => void
     ) {}
@@ -78,9 +77,9 @@ export class HelperRead implements ReadSink {
     }
 }
 
-function withResponse(err: HttpError, res: IncomingMessage): HttpError {
+function withResponse(err: HttpError, res: HopResponse): HttpError {
     if (typeof err.data === 'object' && err.data !== null) {
-        (err.data as { res?: IncomingMessage }).res = res;
+        (err.data as { res?: HopResponse }).res = res;
     } else {
         err.data = { res };
     }

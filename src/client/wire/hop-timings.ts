@@ -1,18 +1,17 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import type { BodyNotes } from '../bodies/read.js';
 import type { Timings } from '../contract/timings.js';
-import type { TimedResponse } from '../contract/types.js';
+import type { HopResponse, TimedResponse } from '../contract/types.js';
 import type { PhaseGuard } from './phase-guard.js';
+import type { ConnectionMoments } from './transport.js';
 
 /**
- * The `timings` of one hop (README "Timings"), filled where the facts happen: by the hop's listeners
- * on its request (hop.ts), by listeners here on the socket it gets (only while a new connection is
- * being made) and on the response. The phases are derived from the moments in one place,
- * `derivePhases`; nothing measures elsewhere. With the `timeouts` option, the same moments move the
- * hop's phase guard (phase-timeouts.ts).
+ * The `timings` of one hop (README "Timings"), filled where the facts happen: the moments of the
+ * connection and the request as the hop's transport tells them (`ConnectionMoments`, transport.ts),
+ * and the end of the body from listeners here on the response or from its reader. The phases are
+ * derived from the moments in one place, `derivePhases`; nothing measures elsewhere. With the
+ * `timeouts` option, the same moments move the hop's phase guard (phase-guard.ts).
  */
 
 // Epoch milliseconds are the monotonic clock plus an anchor that follows the wall clock: the anchor
@@ -46,24 +45,10 @@ export function monotonicAt(at: number): number {
     return at - anchor;
 }
 
-// The clock rides on a socket while it connects, so its listeners are shared functions rather than
-// closures made for every connection; a response's listeners find the record as `res.timings`.
-const clockOf = Symbol('tracewire.hopClock');
-type ClockedSocket = Socket & { [clockOf]?: HopClock | undefined };
-
-/**
- * How the hop's connection is made, as far as the hop knows before it has a socket: `'named'`, a
- * connection of its own (or to a forwarding proxy) to a host name to resolve; `'address'`, to an IP
- * literal or a UNIX socket (no lookup); `'tunnel'`, a CONNECT tunnel through a proxy (the tunnel is
- * the connect phase; the proxy resolves the name).
- */
-export type ConnectionRoute = 'named' | 'address' | 'tunnel';
-
-export class HopClock implements BodyNotes {
+export class HopClock implements BodyNotes, ConnectionMoments {
     readonly timings: Timings;
     // The phase bounds of the hop, with the `timeouts` option.
     private guard: PhaseGuard | undefined;
-    private route: ConnectionRoute = 'named';
     private tunnelStart = 0;
 
     constructor() {
@@ -91,59 +76,34 @@ export class HopClock implements BodyNotes {
         };
     }
 
-    /**
-     * The hop's request exists: how its connection will be made, and its phase bounds. The hop then
-     * tells the clock of its request's socket (`socketAssigned`), upload (`uploaded`) and a tunnel's
-     * answer (`tunnelConnected`).
-     */
-    requestCreated(route: ConnectionRoute, guard: PhaseGuard | undefined): void {
-        this.route = route;
+    /** The hop's phase bounds, with the `timeouts` option: moved by the moments from here on. */
+    boundBy(guard: PhaseGuard | undefined): void {
         this.guard = guard;
-        if (route === 'tunnel') {
-            // The proxy agent opens the tunnel at once (its pool has no queue): the socket's wait is over.
-            this.tunnelStart = timestamp();
-            guard?.enter('connect');
-        }
     }
 
-    /** The request got a pooled socket as it was made. */
-    socketReused(): void {
+    connectionReused(): void {
         this.timings.socket = timestamp();
         this.guard?.enter('send');
     }
 
-    /** The request got its socket: a pooled one (after a wait in the agent's queue), or one still connecting, whose moments are then followed. */
-    socketAssigned(req: ClientRequest, socket: Socket): void {
-        const timings = this.timings;
-        const guard = this.guard;
-        if (req.reusedSocket) {
-            this.socketReused();
-            return;
-        }
+    connectionOpening(firstStep: 'lookup' | 'connect'): void {
+        this.timings.socket = timestamp();
+        this.guard?.enter(firstStep);
+    }
 
-        if (this.route === 'tunnel') {
-            // The tunnel is up (`proxyConnect`); TLS to the origin runs through it now.
-            timings.socket = this.tunnelStart;
-            (socket as ClockedSocket)[clockOf] = this;
-            socket.on('secureConnect', onSecureConnect);
-            return;
-        }
+    connectionReady(): void {
+        this.timings.socket = timestamp();
+        this.guard?.enter('send');
+    }
 
-        timings.socket = timestamp();
-        if (!socket.connecting) {
-            // A connected socket from a custom agent: nothing of its making to time.
-            guard?.enter('send');
-            return;
-        }
+    tunnelOpening(): void {
+        // The proxy agent opens the tunnel at once (its pool has no queue): the connection's wait is over.
+        this.tunnelStart = timestamp();
+        this.guard?.enter('connect');
+    }
 
-        (socket as ClockedSocket)[clockOf] = this;
-        socket.on('lookup', onLookup);
-        socket.on('connect', onConnect);
-        if ('encrypted' in socket) {
-            socket.on('secureConnect', onSecureConnect);
-        }
-
-        guard?.enter(this.route === 'named' ? 'lookup' : 'connect');
+    tunnelAssigned(): void {
+        this.timings.socket = this.tunnelStart;
     }
 
     /** The proxy answered the tunnel's CONNECT (`statusCode`): a 200 is the tunnel's connect. */
@@ -154,29 +114,18 @@ export class HopClock implements BodyNotes {
         }
     }
 
-    looked(socket: Socket): void {
-        // With several addresses to try, Node may report more than one lookup: the first one counts.
-        socket.removeListener('lookup', onLookup);
+    lookedUp(): void {
         this.timings.lookup = timestamp();
         this.guard?.enter('connect');
     }
 
-    connected(socket: Socket): void {
+    connected(secure: boolean): void {
         this.timings.connect = timestamp();
-        socket.removeListener('lookup', onLookup);
-        socket.removeListener('connect', onConnect);
-        if ('encrypted' in socket) {
-            this.guard?.enter('secureConnect');
-        } else {
-            (socket as ClockedSocket)[clockOf] = undefined;
-            this.guard?.enter('send');
-        }
+        this.guard?.enter(secure ? 'secureConnect' : 'send');
     }
 
-    secured(socket: Socket): void {
+    secured(): void {
         this.timings.secureConnect = timestamp();
-        socket.removeListener('secureConnect', onSecureConnect);
-        (socket as ClockedSocket)[clockOf] = undefined;
         this.guard?.enter('send');
     }
 
@@ -197,7 +146,7 @@ export class HopClock implements BodyNotes {
      * the clock's `BodyNotes` (a helper's own read, when no listener can see the response before it
      * is read: two listeners fewer on every such request).
      */
-    responded(res: IncomingMessage, watchBody: boolean): void {
+    responded(res: HopResponse, watchBody: boolean): void {
         // The hop ends right after (`hopEnded`), which stops the guard and derives the phases.
         const timings = this.timings;
         timings.response = timestamp();
@@ -212,7 +161,7 @@ export class HopClock implements BodyNotes {
      * A response made in place of the one the hop got (the cache's answer after a 304 or a 5xx): it
      * carries the hop's record, and the end of its body is the hop's `end`.
      */
-    carriedBy(res: IncomingMessage): void {
+    carriedBy(res: HopResponse): void {
         (res as TimedResponse).timings = this.timings;
         res.on('end', onBodyEnd);
         res.on('close', onBodyClose);
@@ -264,20 +213,6 @@ export function derivePhases(timings: Timings): void {
 
 function since(from: number | undefined, to: number | undefined): number | undefined {
     return from === undefined || to === undefined || to < from ? undefined : to - from;
-}
-
-function onLookup(this: ClockedSocket, err: Error | null): void {
-    if (err === null) {
-        this[clockOf]?.looked(this);
-    }
-}
-
-function onConnect(this: ClockedSocket): void {
-    this[clockOf]?.connected(this);
-}
-
-function onSecureConnect(this: ClockedSocket): void {
-    this[clockOf]?.secured(this);
 }
 
 function onBodyEnd(this: TimedResponse): void {

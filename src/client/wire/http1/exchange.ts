@@ -1,0 +1,291 @@
+import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { declaredLength } from '../../../common/message-body.js';
+import { net } from '../../../common/node-modules.js';
+import type { HttpError } from '../../../errors/index.js';
+import type { PayloadReplay } from '../../bodies/payload-replay.js';
+import { trackUpload, type UploadOwner } from '../../bodies/progress.js';
+import { aborted, requestError } from '../../contract/errors.js';
+import type { ProgressCallback } from '../../contract/types.js';
+import { type ProxyRoute, proxyRefusal, proxyRequestError } from '../proxy.js';
+import type { Exchange, ExchangeHop, Transport } from '../transport.js';
+import { createNodeRequest } from './node-http.js';
+import { toNodeOptions } from './node-options.js';
+import { throughProxy, watchProxy } from './proxy-agents.js';
+import { bytesSinceRelease, governSocketRelease, retireIdlePeers } from './socket-release.js';
+
+/**
+ * HTTP/1.1 under the transport seam (transport.ts): an exchange is one `ClientRequest` on a
+ * `node:http`/`node:https` agent (the client's pools, a caller's agent, or a proxy's), put under the
+ * client's socket-release policy (socket-release.ts). Its listeners on the request and, while a new
+ * connection is made, on the socket tell the hop the moments and the outcome.
+ */
+export const http1: Transport = {
+    open(hop: ExchangeHop): Exchange {
+        const { destination, options, proxy } = hop;
+        const nodeOptions = toNodeOptions(destination, hop.method, hop.headers, options, hop.agents);
+        if (proxy !== undefined) {
+            throughProxy(nodeOptions, destination, proxy, hop.agents);
+        }
+
+        const agent = typeof nodeOptions.agent === 'object' ? nodeOptions.agent : undefined;
+        if (agent !== undefined) {
+            governSocketRelease(agent);
+        }
+
+        return new Http1Exchange(hop, createNodeRequest(destination.isHttps, nodeOptions, hop.scope), agent, proxy);
+    }
+};
+
+// The exchange rides on its request, and on a socket while it connects, so the listeners below can be
+// shared functions rather than closures made for every request.
+const exchangeOf = Symbol('tracewire.exchange');
+const connectingFor = Symbol('tracewire.connectingExchange');
+type ExchangeRequest = ClientRequest & { [exchangeOf]: Http1Exchange };
+type ConnectingSocket = Socket & { [connectingFor]?: Http1Exchange | undefined };
+
+class Http1Exchange implements Exchange, UploadOwner {
+    // Set once the hop let go of the exchange (it failed or was stopped): nothing more is reported or sent.
+    private cancelled = false;
+
+    constructor(
+        readonly hop: ExchangeHop,
+        readonly request: ClientRequest,
+        private readonly agent: Agent | undefined,
+        private readonly proxy: ProxyRoute | undefined
+    ) {
+        const req = request as ExchangeRequest;
+        req[exchangeOf] = this;
+        if (proxy !== undefined) {
+            watchProxy(req, proxy);
+        }
+
+        req.on('response', onResponse);
+        req.on('error', onRequestError);
+        req.on('close', onRequestClose);
+        req.on('finish', onFinish);
+        if (proxy?.tunnel) {
+            hop.moments.tunnelOpening();
+            req.on('socket', onSocket);
+            req.on('proxyConnect', onTunnelConnect);
+        } else if (req.reusedSocket) {
+            // The agent handed over a pooled socket inside http.request(): that is the moment (Node
+            // tells the request a tick later), and there is no connection to follow.
+            hop.moments.connectionReused();
+        } else {
+            req.on('socket', onSocket);
+        }
+    }
+
+    get reused(): boolean {
+        return this.request.reusedSocket === true;
+    }
+
+    /**
+     * The socket-release policy marks each pooled socket with what it had read, so no per-request
+     * listener is needed to learn where this exchange's response would begin.
+     */
+    responseBytes(): number {
+        const socket = this.request.socket;
+        return socket == null ? 0 : bytesSinceRelease(socket);
+    }
+
+    retireIdlePeers(): void {
+        const socket = this.request.socket;
+        if (this.agent !== undefined && socket != null) {
+            retireIdlePeers(this.agent, socket);
+        }
+    }
+
+    sendBody(body: string | Buffer | undefined, onProgress: ProgressCallback | undefined): void {
+        if (onProgress === undefined) {
+            this.request.end(body);
+        } else {
+            this.upload(onProgress).send(body);
+        }
+    }
+
+    sendStream(replay: PayloadReplay, onProgress: ProgressCallback | undefined): void {
+        if (onProgress !== undefined) {
+            this.upload(onProgress);
+        }
+
+        // Not a byte is read before the connection exists: a request that cannot connect leaves the stream whole.
+        whenConnected(this.request, () => {
+            if (!this.cancelled) {
+                replay.sendTo(this.request);
+            }
+        });
+    }
+
+    cancel(): void {
+        this.cancelled = true;
+        this.request.destroy();
+    }
+
+    uploadFailed(err: HttpError): void {
+        this.hop.uploadFailed(err);
+    }
+
+    private upload(onProgress: ProgressCallback) {
+        return trackUpload(this.request, declaredLength(this.request.getHeader('content-length')), onProgress, this);
+    }
+
+    refusalOf(res: IncomingMessage): HttpError | undefined {
+        return this.proxy === undefined ? undefined : proxyRefusal(this.proxy, res);
+    }
+
+    responded(res: IncomingMessage): void {
+        if (this.cancelled) {
+            // A response racing an abort or a timeout that already ended the hop.
+            res.destroy();
+            return;
+        }
+
+        this.hop.responded(res);
+    }
+
+    requestFailed(err: Error): void {
+        // Errors after the hop let go (the destroy that follows a timeout or an abort) are already reported.
+        if (!this.cancelled) {
+            // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
+            this.hop.failed(this.request.aborted ? aborted(undefined, 'request') : this.networkError(err));
+        }
+    }
+
+    requestClosed(): void {
+        // Closed before a response and without an error: the caller called req.abort() (Node reports no error for it).
+        if (!this.cancelled) {
+            this.hop.failed(aborted(undefined, 'request'));
+        }
+    }
+
+    /** The request got its socket: a pooled one (after a wait in the agent's queue), or one still connecting, whose moments are then followed. */
+    socketAssigned(socket: Socket): void {
+        const moments = this.hop.moments;
+        if (this.request.reusedSocket) {
+            moments.connectionReused();
+            return;
+        }
+
+        if (this.proxy?.tunnel) {
+            // The tunnel is up (`proxyConnect`); TLS to the origin runs through it now.
+            moments.tunnelAssigned();
+            (socket as ConnectingSocket)[connectingFor] = this;
+            socket.on('secureConnect', onSecureConnect);
+            return;
+        }
+
+        if (!socket.connecting) {
+            // A connected socket from a custom agent: nothing of its making to time.
+            moments.connectionReady();
+            return;
+        }
+
+        (socket as ConnectingSocket)[connectingFor] = this;
+        socket.on('lookup', onLookup);
+        socket.on('connect', onConnect);
+        if ('encrypted' in socket) {
+            socket.on('secureConnect', onSecureConnect);
+        }
+
+        moments.connectionOpening(this.startsWithLookup() ? 'lookup' : 'connect');
+    }
+
+    /** Whether a new connection starts with a lookup: the host it connects to (the proxy's, if any) is a name. */
+    private startsWithLookup(): boolean {
+        const host =
+            this.proxy?.hostname ?? (this.hop.options.socketPath === undefined ? this.hop.destination.hostname : '');
+        return host !== '' && net.isIP(host) === 0;
+    }
+
+    lookedUp(socket: Socket): void {
+        // With several addresses to try, Node may report more than one lookup: the first one counts.
+        socket.removeListener('lookup', onLookup);
+        this.hop.moments.lookedUp();
+    }
+
+    connected(socket: Socket): void {
+        socket.removeListener('lookup', onLookup);
+        socket.removeListener('connect', onConnect);
+        const secure = 'encrypted' in socket;
+        if (!secure) {
+            (socket as ConnectingSocket)[connectingFor] = undefined;
+        }
+
+        this.hop.moments.connected(secure);
+    }
+
+    secured(socket: Socket): void {
+        socket.removeListener('secureConnect', onSecureConnect);
+        (socket as ConnectingSocket)[connectingFor] = undefined;
+        this.hop.moments.secured();
+    }
+
+    /** The 502 of a network error, naming the proxy when that could not be reached. */
+    private networkError(err: Error): HttpError {
+        return this.proxy === undefined ? requestError(err) : proxyRequestError(this.proxy, err);
+    }
+}
+
+function onResponse(this: ExchangeRequest, res: IncomingMessage): void {
+    this[exchangeOf].responded(res);
+}
+
+function onRequestError(this: ExchangeRequest, err: Error): void {
+    this[exchangeOf].requestFailed(err);
+}
+
+function onRequestClose(this: ExchangeRequest): void {
+    this[exchangeOf].requestClosed();
+}
+
+function onFinish(this: ExchangeRequest): void {
+    this[exchangeOf].hop.moments.uploaded();
+}
+
+function onSocket(this: ExchangeRequest, socket: Socket): void {
+    this[exchangeOf].socketAssigned(socket);
+}
+
+function onTunnelConnect(this: ExchangeRequest, connect: { statusCode?: number }): void {
+    this[exchangeOf].hop.moments.tunnelConnected(connect.statusCode);
+}
+
+function onLookup(this: ConnectingSocket, err: Error | null): void {
+    if (err === null) {
+        this[connectingFor]?.lookedUp(this);
+    }
+}
+
+function onConnect(this: ConnectingSocket): void {
+    this[connectingFor]?.connected(this);
+}
+
+function onSecureConnect(this: ConnectingSocket): void {
+    this[connectingFor]?.secured(this);
+}
+
+/**
+ * Calls `callback` once `req` has a connected socket (TLS handshake done): at once for a socket
+ * reused from the pool. Never called when the request fails first.
+ */
+function whenConnected(req: ClientRequest, callback: () => void): void {
+    req.once('socket', (socket) => {
+        if (!socket.connecting) {
+            callback();
+            return;
+        }
+
+        const connected = () => {
+            req.removeListener('close', abandoned);
+            callback();
+        };
+        const abandoned = () => {
+            socket.removeListener('secureConnect', connected);
+            socket.removeListener('connect', connected);
+        };
+        socket.once('encrypted' in socket ? 'secureConnect' : 'connect', connected);
+        req.once('close', abandoned);
+    });
+}
