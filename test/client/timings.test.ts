@@ -525,7 +525,9 @@ describe('Timings: nothing left behind', () => {
             }
 
             // The slot that found the hop while it connected is emptied (not deleted: that would slow the socket).
-            const slot = Object.getOwnPropertySymbols(socket).find((key) => key.description === 'tracewire.connectingExchange');
+            const slot = Object.getOwnPropertySymbols(socket).find(
+                (key) => key.description === 'tracewire.connectingExchange'
+            );
             expect(slot).toBeDefined();
             expect((socket as unknown as Record<symbol, unknown>)[slot!]).toBeUndefined();
         }
