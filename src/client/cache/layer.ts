@@ -8,12 +8,13 @@ import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline
 import { type Destination, destinationOf } from '../wire/destination.js';
 import { type AnsweredHop, Hop, type HopOwner } from '../wire/hop.js';
 import { HopClock } from '../wire/hop-timings.js';
-import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember } from './cache-status.js';
+import { type CacheCall, type CachedFlow, member, passOn, type WireAnswer } from './cache-call.js';
 import type { CacheDirectives } from './directives.js';
 import { entryHead, storeWithBody, updatedEntry } from './entries.js';
 import { currentAge } from './freshness.js';
 import { GuardedStore } from './guarded-store.js';
 import { parseHttpDate } from './http-date.js';
+import { judgeOriginResponse } from './origin-answer.js';
 import {
     bypassesCache,
     invalidatedUrls,
@@ -27,51 +28,9 @@ import {
 import { addCacheStatus, gatewayTimeout, responseFrom } from './response.js';
 import { revalidateInBackground } from './revalidation.js';
 import type { CacheSettings } from './settings.js';
+import { answerFromCache } from './stored-answer.js';
 import { conditionalFields, matches304, satisfiesCallerCondition } from './validators.js';
 import { varyMatches } from './vary.js';
-
-/** What the cache layer needs of the request flow it sits in front of (request-flow.ts). */
-export interface CachedFlow extends HopOwner {
-    readonly settled: boolean;
-    /** Sends a hop the layer made (the layer owns it: its outcome comes back here first). */
-    sendHop(hop: Hop, target: URL | Destination): void;
-    hopResponded(hop: AnsweredHop, res: HopResponse): void;
-    /** True when the flow will retry `res` once its hop reports it. */
-    retriesResponse(hop: AnsweredHop, res: HopResponse): boolean;
-}
-
-/** One hop's dealings with the cache: what was asked, what was stored, what was decided. */
-interface CacheCall {
-    readonly method: string;
-    readonly target: URL | Destination;
-    /** The hop's options as the flow gave them (without the validators the layer adds). */
-    readonly options: EffectiveOptions;
-    readonly resendReason: ResendReason | undefined;
-    readonly key: string;
-    readonly directives: CacheDirectives;
-    outcome: CacheOutcome;
-    /** The stored response judged for this call, and the judgement. */
-    entry: CachedResponse | undefined;
-    judgement: Judgement | undefined;
-    /** The layer sent the stored validators: a 304 updates `entry`. */
-    validating: boolean;
-    requestTime: number;
-    /** What the origin's response means for the cache, decided as its headers arrive. */
-    answer: WireAnswer | undefined;
-}
-
-/** What the cache makes of a response from the origin. */
-type WireAnswer =
-    /** A 304 that updated the stored response: the caller gets that. */
-    | { kind: 'updated'; entry: CachedResponse; stores: boolean; cacheStatus: string }
-    /** A 5xx a stale response replaces (stale-if-error). */
-    | { kind: 'stale-if-error'; entry: CachedResponse; cacheStatus: string }
-    /** A response to store once its body has been read. */
-    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives }
-    /** A response passed on as it came. */
-    | { kind: 'pass' };
-
-const passOn: WireAnswer = { kind: 'pass' };
 
 /** The store key of a URL: GET and HEAD share one (a HEAD is answered from a stored GET), other methods have their own. */
 export function cacheKey(method: string, href: string, socketPath: string | undefined): string {
@@ -166,7 +125,7 @@ export class CacheLayer implements HopOwner {
         if (entry === undefined) {
             call.outcome = 'miss';
             if (call.directives.onlyIfCached) {
-                this.answer(call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
+                answerFromCache(this.flow, this.pipeline, call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
             } else {
                 this.forward(call, undefined);
             }
@@ -195,12 +154,17 @@ export class CacheLayer implements HopOwner {
             const notModified =
                 callerConditional && satisfiesCallerCondition(entry, ifNoneMatch, ifModifiedSince, parseHttpDate);
             const age = currentAge(entry, now);
-            this.answer(call, responseFrom(entry, call.method, age, status, notModified ? 304 : entry.statusCode));
+            answerFromCache(
+                this.flow,
+                this.pipeline,
+                call,
+                responseFrom(entry, call.method, age, status, notModified ? 304 : entry.statusCode)
+            );
             return;
         }
 
         if (call.directives.onlyIfCached) {
-            this.answer(call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
+            answerFromCache(this.flow, this.pipeline, call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
             return;
         }
 
@@ -220,54 +184,6 @@ export class CacheLayer implements HopOwner {
 
         call.requestTime = Date.now();
         this.flow.sendHop(new Hop(this, call.method, options, this.pipeline, call.resendReason), call.target);
-    }
-
-    /** An answer made without a hop on the wire: reported on the pipeline like one (README "The event pipeline"). */
-    private answer(call: CacheCall, res: HopResponse): void {
-        // No connection and no wire phases: the record has its start, its response and, once read, its end.
-        const clock = new HopClock();
-        const answered: AnsweredHop = {
-            method: call.method,
-            options: call.options,
-            destination: call.target instanceof URL ? destinationOf(call.target) : call.target,
-            clock
-        };
-        const pipeline = this.pipeline;
-        if (pipeline !== undefined) {
-            const start = Date.now();
-            const uri = requestUriOf(call.target, call.method, call.options.headers, this.flow, call.resendReason);
-            try {
-                announceHop(pipeline, uri, call.options);
-            } catch (err) {
-                res.destroy();
-                const failure = clientFailure(`A preRequest event listener threw: ${(err as Error).message}`, err);
-                clock.hopEnded(failure);
-                this.flow.fail(
-                    reportHop(pipeline, failure, undefined, undefined, start, uri, clock.timings) ?? failure
-                );
-                return;
-            }
-
-            if (this.flow.settled) {
-                // A listener aborted the signal.
-                res.destroy();
-                return;
-            }
-
-            clock.responded(res, true);
-            clock.hopEnded(undefined);
-            const failure = reportHop(pipeline, undefined, undefined, res as TimedResponse, start, uri, clock.timings);
-            if (failure !== undefined) {
-                res.destroy();
-                this.flow.fail(failure);
-                return;
-            }
-        } else {
-            clock.responded(res, true);
-            clock.hopEnded(undefined);
-        }
-
-        this.flow.hopResponded(answered, res);
     }
 
     // The side of the hops the layer sends (HopOwner): all but their outcome is the flow's.
@@ -331,7 +247,7 @@ export class CacheLayer implements HopOwner {
         const call = this.call;
         if (call !== undefined) {
             try {
-                call.answer = this.judgeResponse(call, hop, res);
+                call.answer = judgeOriginResponse(call, hop, res, this.settings, this.flow);
             } catch {
                 // A response the rules could not read is passed on as it came.
                 call.answer = passOn;
@@ -360,52 +276,6 @@ export class CacheLayer implements HopOwner {
                 this.guard(() => this.responded(call, hop, res, answer));
             }
         });
-    }
-
-    /** What the origin's response means for the cache (RFC 9111 3, 4.3.4; RFC 5861 4), with its Cache-Status added. */
-    private judgeResponse(call: CacheCall, hop: Hop, res: HopResponse): WireAnswer {
-        const responseTime = Date.now();
-        const status = res.statusCode as number;
-        const entry = call.entry;
-        const shared = this.settings.shared;
-        if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
-            const updated = updatedEntry(entry, res, call.requestTime, responseTime, shared);
-            const stores = !call.directives.noStore && !updated.noStore;
-            const ttl = judge(updated.entry, noDirectives, shared, responseTime).ttl;
-            const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl });
-            addCacheStatus(res, status304);
-            return { kind: 'updated', entry: updated.entry, stores, cacheStatus: status304 };
-        }
-
-        if (
-            status >= 500 &&
-            entry !== undefined &&
-            call.judgement !== undefined &&
-            servesStaleOnError(call.judgement, call.directives, status) &&
-            // A 5xx the flow retries is forwarded as it is: the stale response is for when nothing more will be tried.
-            !this.flow.retriesResponse(hop, res)
-        ) {
-            const stale = member({ outcome: 'hit', ttl: call.judgement.ttl, detail: 'stale-if-error' });
-            addCacheStatus(res, stale);
-            return { kind: 'stale-if-error', entry, cacheStatus: stale };
-        }
-
-        const directives = responseDirectives(res.rawHeaders);
-        const request = { headers: hop.options.headers, directives: call.directives };
-        const stores =
-            call.outcome !== 'bypass' &&
-            call.method !== 'HEAD' &&
-            isStorable(request, status, res.rawHeaders, directives, shared);
-        if (!stores) {
-            addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status }));
-            return passOn;
-        }
-
-        // Taken before the Cache-Status is added: the store keeps the response as the origin sent it.
-        const head = entryHead(call.method, res, hop.options.headers, call.requestTime, responseTime);
-        const ttl = judge(head, noDirectives, shared, responseTime).ttl;
-        addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl }));
-        return { kind: 'keep', entry: head, directives };
     }
 
     /** Hands the flow the response the call ends with, storing what is to be stored. */
@@ -463,8 +333,6 @@ export class CacheLayer implements HopOwner {
     }
 }
 
-const noDirectives = requestDirectives({});
-
 // One guarded view per store: its entry limit is read once.
 const guardedStores = new WeakMap<CacheSettings, GuardedStore>();
 function guardedStoreOf(settings: CacheSettings): GuardedStore {
@@ -475,16 +343,6 @@ function guardedStoreOf(settings: CacheSettings): GuardedStore {
     }
 
     return store;
-}
-
-function member(facts: Partial<CacheStatusFacts> & { outcome: CacheOutcome }): string {
-    return cacheStatusMember({
-        stored: false,
-        ttl: undefined,
-        forwardStatus: undefined,
-        detail: undefined,
-        ...facts
-    });
 }
 
 function header(value: string | number | readonly string[] | undefined): string | undefined {

@@ -13,7 +13,8 @@ import type {
     RequestPromise,
     ResponseWithPayload
 } from '../contract/types.js';
-import { type ClientContext, RequestFlow, resolveResponse } from '../flow/request-flow.js';
+import { resolveResponse } from '../flow/finisher.js';
+import { type ClientContext, RequestFlow } from '../flow/request-flow.js';
 import {
     assertDefaults,
     mergeOptions,

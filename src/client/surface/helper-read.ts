@@ -2,7 +2,7 @@ import type { HttpError } from '../../errors/index.js';
 import { type BodyNotes, type DeadlineLeft, type ReadSink, readCheckedPayload } from '../bodies/read.js';
 import { clientFailure, responseError } from '../contract/errors.js';
 import type { HopResponse, ReadOptions, ResponseErrorData } from '../contract/types.js';
-import type { Finisher } from '../flow/request-flow.js';
+import type { Finisher } from '../flow/finisher.js';
 import { attemptsOf } from '../flow/retry.js';
 import { readOptionsOver, type StoredDefaults } from '../options/options.js';
 

@@ -1,0 +1,61 @@
+import type { CachedResponse } from '../contract/cache-store.js';
+import type { EffectiveOptions, HopResponse, ResendReason } from '../contract/types.js';
+import type { Destination } from '../wire/destination.js';
+import type { AnsweredHop, Hop, HopOwner } from '../wire/hop.js';
+import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember } from './cache-status.js';
+import type { CacheDirectives } from './directives.js';
+import type { Judgement } from './policy.js';
+
+/** What the cache layer needs of the request flow it sits in front of (flow/request-flow.ts). */
+export interface CachedFlow extends HopOwner {
+    readonly settled: boolean;
+    /** Sends a hop the layer made (the layer owns it: its outcome comes back here first). */
+    sendHop(hop: Hop, target: URL | Destination): void;
+    hopResponded(hop: AnsweredHop, res: HopResponse): void;
+    /** True when the flow will retry `res` once its hop reports it. */
+    retriesResponse(hop: AnsweredHop, res: HopResponse): boolean;
+}
+
+/** One hop's dealings with the cache: what was asked, what was stored, what was decided. */
+export interface CacheCall {
+    readonly method: string;
+    readonly target: URL | Destination;
+    /** The hop's options as the flow gave them (without the validators the layer adds). */
+    readonly options: EffectiveOptions;
+    readonly resendReason: ResendReason | undefined;
+    readonly key: string;
+    readonly directives: CacheDirectives;
+    outcome: CacheOutcome;
+    /** The stored response judged for this call, and the judgement. */
+    entry: CachedResponse | undefined;
+    judgement: Judgement | undefined;
+    /** The layer sent the stored validators: a 304 updates `entry`. */
+    validating: boolean;
+    requestTime: number;
+    /** What the origin's response means for the cache, decided as its headers arrive. */
+    answer: WireAnswer | undefined;
+}
+
+/** What the cache makes of a response from the origin. */
+export type WireAnswer =
+    /** A 304 that updated the stored response: the caller gets that. */
+    | { kind: 'updated'; entry: CachedResponse; stores: boolean; cacheStatus: string }
+    /** A 5xx a stale response replaces (stale-if-error). */
+    | { kind: 'stale-if-error'; entry: CachedResponse; cacheStatus: string }
+    /** A response to store once its body has been read. */
+    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives }
+    /** A response passed on as it came. */
+    | { kind: 'pass' };
+
+export const passOn: WireAnswer = { kind: 'pass' };
+
+/** A Cache-Status member (RFC 9211) from the facts given, the others unset. */
+export function member(facts: Partial<CacheStatusFacts> & { outcome: CacheOutcome }): string {
+    return cacheStatusMember({
+        stored: false,
+        ttl: undefined,
+        forwardStatus: undefined,
+        detail: undefined,
+        ...facts
+    });
+}

@@ -1,0 +1,65 @@
+import type { HopResponse } from '../contract/types.js';
+import type { AnsweredHop } from '../wire/hop.js';
+import { type CacheCall, member, passOn, type WireAnswer } from './cache-call.js';
+import { entryHead, updatedEntry } from './entries.js';
+import { isStorable, judge, requestDirectives, responseDirectives, servesStaleOnError } from './policy.js';
+import { addCacheStatus } from './response.js';
+import type { CacheSettings } from './settings.js';
+import { matches304 } from './validators.js';
+
+const noDirectives = requestDirectives({});
+
+/**
+ * What the origin's response means for the cache (RFC 9111 3, 4.3.4; RFC 5861 4), decided as its
+ * headers arrive, with its Cache-Status added for the listeners to see.
+ */
+export function judgeOriginResponse(
+    call: CacheCall,
+    hop: AnsweredHop,
+    res: HopResponse,
+    settings: CacheSettings,
+    flow: { retriesResponse(hop: AnsweredHop, res: HopResponse): boolean }
+): WireAnswer {
+    const responseTime = Date.now();
+    const status = res.statusCode as number;
+    const entry = call.entry;
+    const shared = settings.shared;
+    if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
+        const updated = updatedEntry(entry, res, call.requestTime, responseTime, shared);
+        const stores = !call.directives.noStore && !updated.noStore;
+        const ttl = judge(updated.entry, noDirectives, shared, responseTime).ttl;
+        const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl });
+        addCacheStatus(res, status304);
+        return { kind: 'updated', entry: updated.entry, stores, cacheStatus: status304 };
+    }
+
+    if (
+        status >= 500 &&
+        entry !== undefined &&
+        call.judgement !== undefined &&
+        servesStaleOnError(call.judgement, call.directives, status) &&
+        // A 5xx the flow retries is forwarded as it is: the stale response is for when nothing more will be tried.
+        !flow.retriesResponse(hop, res)
+    ) {
+        const stale = member({ outcome: 'hit', ttl: call.judgement.ttl, detail: 'stale-if-error' });
+        addCacheStatus(res, stale);
+        return { kind: 'stale-if-error', entry, cacheStatus: stale };
+    }
+
+    const directives = responseDirectives(res.rawHeaders);
+    const request = { headers: hop.options.headers, directives: call.directives };
+    const stores =
+        call.outcome !== 'bypass' &&
+        call.method !== 'HEAD' &&
+        isStorable(request, status, res.rawHeaders, directives, shared);
+    if (!stores) {
+        addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status }));
+        return passOn;
+    }
+
+    // Taken before the Cache-Status is added: the store keeps the response as the origin sent it.
+    const head = entryHead(call.method, res, hop.options.headers, call.requestTime, responseTime);
+    const ttl = judge(head, noDirectives, shared, responseTime).ttl;
+    addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl }));
+    return { kind: 'keep', entry: head, directives };
+}
