@@ -6,7 +6,7 @@ import type { ProviderConfig } from './providers.js';
 
 /**
  * The URL the client hands to `preRequest` and back in `response`, one object per hop: the client's
- * `RequestUri` (src/client/types.ts).
+ * `RequestUri` (src/client/contract/types.ts).
  */
 export type HopUri = RequestUri;
 

@@ -34,7 +34,7 @@ export function callerContext(active: Context): Context {
 }
 
 /**
- * The scope of a claimed hop's request (src/client/node-http.ts): created with tracing suppressed.
+ * The scope of a claimed hop's request (src/client/wire/http1/node-http.ts): created with tracing suppressed.
  * One shared function: the hop's request is created in the same tick, and so the same context, as
  * its `preRequest`.
  */

@@ -17,6 +17,6 @@ export const zlib = process.getBuiltinModule('node:zlib');
 
 /**
  * `require()` from the package, for what loads on first use rather than with the package: the proxy
- * packages (client/proxy-packages.ts) and eventemitter3 (client/emitter.ts).
+ * packages (client/wire/proxy-packages.ts) and eventemitter3 (client/pipeline/emitter.ts).
  */
 export const requirePackage = process.getBuiltinModule('node:module').createRequire(import.meta.url);

@@ -9,7 +9,7 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * What importing the package costs a process that uses only the client: the proxy packages, the
  * static plugin's handlers, eventemitter3 and the cache layer load when first used
- * (src/client/proxy-packages.ts, src/static/plugin.ts, src/client/emitter.ts, src/client/cache/load-layer.ts),
+ * (src/client/wire/proxy-packages.ts, src/static/plugin.ts, src/client/pipeline/emitter.ts, src/client/cache/load-layer.ts),
  * not with the package, and Node's built-ins are taken without their ES namespaces
  * (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
  * which records every module it loads through a module hook (`module.registerHooks`, Node 22.15+:

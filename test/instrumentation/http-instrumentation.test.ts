@@ -29,7 +29,7 @@ let base: string;
 beforeAll(async () => {
     httpInstrumentation.enable();
     // The module hook patches `http` when it is required. The client calls `request` on the module
-    // object as it sends (src/client/node-http.ts), so it sees the patch with nothing synced.
+    // object as it sends (src/client/wire/http1/node-http.ts), so it sees the patch with nothing synced.
     createRequire(import.meta.url)('node:http');
     handle = instrumentClient(traced, { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider });
     server = createServer((req, res) => {
