@@ -1,8 +1,8 @@
 // `npm run bench`: every benchmark in one run (the client against its peers, static serving, the cost of
 // tracing, the errors, memory), printed as Markdown tables of ratios and written to bench/results.md (a quick or
 // partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look),
-// `--only=client|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client section also
-// runs the build of another checkout, `tracewire@baseline`, interleaved beside this one) and `--rounds=N` (the
+// `--only=client|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client and static sections also
+// run the build of another checkout, `tracewire@baseline`, interleaved beside this one) and `--rounds=N` (the
 // client section's measured rounds, for a comparison that needs more than the default 5).
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';

@@ -21,6 +21,12 @@ const implementations = [
     { name: 'nginx', server: 'nginx' }
 ];
 
+// With `--baseline`: the static plugin of another checkout's build, as a server of its own.
+const baselineImplementation = { name: 'tracewire@baseline', server: 'tracewire@baseline' };
+
+// Against the baseline, a ratio within this of 1 is the spread between runs of one build (bench/README.md).
+const baselineNoise = 0.95;
+
 const cases = [
     { id: '1k', label: '1 KiB', file: 'file-1k.txt', status: 200, length: 1024 },
     {
@@ -194,7 +200,7 @@ async function firstByteRounds(servers, fixtures, rounds, log) {
     return results;
 }
 
-export async function runStaticSection({ quick, log }) {
+export async function runStaticSection({ quick, baseline, log }) {
     ensureWrk(log);
     // Many short rounds rather than a few long ones: a burst of load from elsewhere on the shared
     // machine then spoils one set of samples, and the median of the per-round ratios drops it.
@@ -208,6 +214,15 @@ export async function runStaticSection({ quick, log }) {
             servers[kind] = await startChild('../servers/static.js', [kind, fixtures.directory]);
         }
 
+        if (baseline !== undefined) {
+            // The build this change replaces, interleaved with the others: a change measured against it.
+            servers['tracewire@baseline'] = await startChild('../servers/static.js', [
+                'tracewire@baseline',
+                fixtures.directory,
+                baseline.directory
+            ]);
+        }
+
         try {
             servers.nginx = await startChild('../servers/nginx.js', [fixtures.directory]);
         } catch (error) {
@@ -216,7 +231,7 @@ export async function runStaticSection({ quick, log }) {
 
         // plans[case][implementation] = { url, headers } for every pair that answers correctly.
         const plans = {};
-        const available = implementations.filter(({ server }) => servers[server]);
+        const available = [...implementations, baselineImplementation].filter(({ server }) => servers[server]);
         for (const benchCase of cases) {
             plans[benchCase.id] = {};
             for (const implementation of available) {
@@ -265,7 +280,7 @@ export async function runStaticSection({ quick, log }) {
             ['tracewire', 'inert'].filter((kind) => servers[kind]).map((kind) => [kind, servers[kind]])
         );
         const firstBytes = await firstByteRounds(firstByteServers, fixtures.directory, quick ? 1 : 5, log);
-        return report(samples, firstBytes, { rounds, seconds });
+        return report(samples, firstBytes, { rounds, seconds, baseline: servers['tracewire@baseline'] !== undefined });
     } finally {
         for (const handle of Object.values(servers)) {
             await stopChild(handle);
@@ -275,13 +290,13 @@ export async function runStaticSection({ quick, log }) {
     }
 }
 
-function report(samples, firstBytes, { rounds, seconds }) {
+function report(samples, firstBytes, { rounds, seconds, baseline }) {
     const values = (id, name, key) => (samples[id][name] ?? []).map((result) => result[key]);
     const ratio = (id, a, b) => pairedRatio(values(id, a, 'rate'), values(id, b, 'rate'));
     // The same comparison in CPU time per request (b's over a's): steadier than req/s while other
     // processes take CPU time from the server now and then.
     const cpuRatio = (id, a, b) => pairedRatio(values(id, b, 'cpuPerRequest'), values(id, a, 'cpuPerRequest'));
-    const names = implementations.map(({ name }) => name);
+    const names = [...implementations, ...(baseline ? [baselineImplementation] : [])].map(({ name }) => name);
     const detailTable = markdownTable(
         [
             'case',
@@ -297,7 +312,8 @@ function report(samples, firstBytes, { rounds, seconds }) {
         ])
     );
 
-    const checked = targets.map(([id, peer, atLeast]) => {
+    const compared = baseline ? [...targets, ...cases.map(({ id }) => [id, 'tracewire@baseline', baselineNoise])] : targets;
+    const checked = compared.map(([id, peer, atLeast]) => {
         const value = ratio(id, 'tracewire', peer);
         const label = cases.find((benchCase) => benchCase.id === id).label;
         return {

@@ -1,12 +1,14 @@
 // The servers of the static benchmark, one implementation per process:
 //   node bench/servers/static.js <tracewire|inert|fixed|fastify> <fixtures directory>
+//   node bench/servers/static.js tracewire@baseline <fixtures directory> <the baseline checkout, built>
 // Every server answers /f/<name> (directory handler, or the fixed routes) and, for the two hapi
 // plugins, /h/<name> (a route per file whose handler calls h.file()).
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { answerParent, RssProbe } from '../lib/processes.js';
 
-const [kind, fixtures] = process.argv.slice(2);
+const [kind, fixtures, baselineDirectory] = process.argv.slice(2);
 const files = ['file-1k.txt', 'file-64k.txt', 'file-10m.bin', 'file-1g.bin'];
 // The in-memory routes hold what they serve: not the 1 GiB file of the memory benchmark.
 const inMemory = files.filter((name) => name !== 'file-1g.bin');
@@ -86,6 +88,11 @@ async function start() {
         const { staticFiles } = await import('tracewire');
         server = await hapiServer(staticFiles);
         fileRoutes(server);
+    } else if (kind === 'tracewire@baseline') {
+        const entry = pathToFileURL(join(baselineDirectory, 'dist', 'src', 'index.js')).href;
+        const { staticFiles } = await import(entry);
+        server = await hapiServer(staticFiles);
+        fileRoutes(server);
     } else if (kind === 'inert') {
         const { default: Inert } = await import('@hapi/inert');
         server = await hapiServer(Inert);
@@ -94,7 +101,7 @@ async function start() {
         server = await hapiServer(null);
         fixedRoutes(server);
     } else {
-        throw new Error(`unknown server kind ${kind}: tracewire, inert, fixed or fastify`);
+        throw new Error(`unknown server kind ${kind}: tracewire, tracewire@baseline, inert, fixed or fastify`);
     }
 
     await server.start();
