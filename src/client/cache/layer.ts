@@ -3,14 +3,12 @@ import type { PreparedPayload } from '../bodies/payload.js';
 import type { PayloadReplay } from '../bodies/payload-replay.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
-import type { EffectiveOptions, HopRequest, HopResponse, ResendReason, TimedResponse } from '../contract/types.js';
-import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline/pipeline.js';
-import { type Destination, destinationOf } from '../wire/destination.js';
-import { type AnsweredHop, Hop, type HopOwner } from '../wire/hop.js';
-import { HopClock } from '../wire/hop-timings.js';
+import type { EffectiveOptions, HopRequest, HopResponse, ResendReason, } from '../contract/types.js';
+import type { Pipeline, } from '../pipeline/pipeline.js';
+import type { Destination, } from '../wire/destination.js';
+import { Hop, type HopOwner } from '../wire/hop.js';
 import { type CacheCall, type CachedFlow, member, passOn, type WireAnswer } from './cache-call.js';
-import type { CacheDirectives } from './directives.js';
-import { entryHead, storeWithBody, updatedEntry } from './entries.js';
+import { storeWithBody, } from './entries.js';
 import { currentAge } from './freshness.js';
 import { GuardedStore } from './guarded-store.js';
 import { parseHttpDate } from './http-date.js';
@@ -18,18 +16,16 @@ import { judgeOriginResponse } from './origin-answer.js';
 import {
     bypassesCache,
     invalidatedUrls,
-    isStorable,
     type Judgement,
     judge,
     requestDirectives,
-    responseDirectives,
     servesStaleOnError
 } from './policy.js';
-import { addCacheStatus, gatewayTimeout, responseFrom } from './response.js';
+import { gatewayTimeout, responseFrom } from './response.js';
 import { revalidateInBackground } from './revalidation.js';
 import type { CacheSettings } from './settings.js';
 import { answerFromCache } from './stored-answer.js';
-import { conditionalFields, matches304, satisfiesCallerCondition } from './validators.js';
+import { conditionalFields, satisfiesCallerCondition } from './validators.js';
 import { varyMatches } from './vary.js';
 
 /** The store key of a URL: GET and HEAD share one (a HEAD is answered from a stored GET), other methods have their own. */
