@@ -4,7 +4,7 @@ import type { MultipartRanges } from './multipart-ranges.js';
 import type { StaticState } from './state.js';
 
 /**
- * How the ETag of a response was obtained, decided where it is obtained (`entityTag` in file.ts):
+ * How the ETag of a response was obtained, decided where it is obtained (`entityTag`, file-etag.ts):
  * `hit` (a hash from the cache), `computed` (hashed for this response or while it streams, or made
  * from size and mtime), `off` (no ETag).
  */
@@ -23,7 +23,7 @@ export interface FileSource {
     length: number;
     /** The file is large and not hashed yet: this response carries its identity tag and hashes what it sends. */
     hashWhileStreaming: boolean;
-    /** Another strong tag of the same bytes that conditions are evaluated with, beside the one sent (file.ts). */
+    /** Another strong tag of the same bytes that conditions are evaluated with, beside the one sent (file-etag.ts). */
     alsoTag: string | null;
     etagOrigin: EtagOrigin;
     /** The parts sent when several ranges are (multipart-ranges.ts), else null. */

@@ -4,6 +4,7 @@ import { TRACING_PLUGIN } from '../common/tracing-plugin.js';
 import type { FileSource } from './file-source.js';
 import { isWithin } from './fs.js';
 import { activeSpan, type SpanLike } from './open-telemetry.js';
+import { requestOf } from './response-object.js';
 import {
     ATTR_FILE_PATH,
     ATTR_FILE_SIZE,
@@ -27,7 +28,7 @@ type Prepare = (response: ResponseObject) => ResponseObject | Promise<ResponseOb
  */
 export function traceFilePreparation(prepare: Prepare): Prepare {
     return function tracedPrepare(response: ResponseObject): ResponseObject | Promise<ResponseObject> {
-        const span = recordingSpanOf((response as ResponseObject & { request: Request }).request);
+        const span = recordingSpanOf(requestOf(response));
         if (span === undefined) {
             return prepare(response);
         }

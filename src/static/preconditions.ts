@@ -34,7 +34,7 @@ function hasValidators(request: Request): boolean {
 /**
  * RFC 9110 13.2.2: if-match, else if-unmodified-since; then if-none-match, else if-modified-since.
  * `alsoTag` is another strong tag of the same bytes the client may hold (a large file's identity tag
- * beside its hash, file.ts), null when there is none.
+ * beside its hash, file-etag.ts), null when there is none.
  */
 export function evaluatePreconditions(
     request: Request,
