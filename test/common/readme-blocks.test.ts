@@ -1,0 +1,222 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/*
+ * Every `ts` block of the README type-checks as a user would paste it: into a TypeScript project of
+ * their own (an ES module package, `module: nodenext`, `strict`, `skipLibCheck: false`, README
+ * "TypeScript") that has tracewire installed, with @hapi/hapi, @opentelemetry/api and @types/node
+ * beside it. The project is a scratch directory whose `node_modules` links `tracewire` to this
+ * repository, so `tracewire`, `tracewire/static`... resolve through the package's `exports` to the
+ * built declarations (`npm test` builds first), and links the others to this repository's copies
+ * (hapi's declarations find `joi` from there, as a hapi user's project with `skipLibCheck: false` has
+ * it). No registry is needed. Each block is its own program: what one block imports (the hapi typings
+ * `tracewire/static` adds) must not make another one pass.
+ */
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/**
+ * What the code around a block supplies in a user's program: the blocks are excerpts, and name a few
+ * things they do not define (a token, a file, the user type of their API). Each is declared here,
+ * per README section, with the narrowest type that the surrounding code would give it (`err` is what
+ * a `catch` gives: unknown), and prepended to the block; strictness is never relaxed for them. A name
+ * declared for a block that no longer uses it fails the test, as would a redeclaration.
+ */
+const preludes: Record<string, Record<string, string>> = {
+    Client: {
+        token: 'declare const token: string;',
+        User: 'interface User { name: string }',
+        fs: "import * as fs from 'node:fs';",
+        file: 'declare const file: string;'
+    },
+    Errors: {
+        id: 'declare const id: string;',
+        err: 'declare const err: unknown;'
+    }
+};
+
+/** The settings of the consumer tests' TypeScript projects (test/consumer/apps/types/tsconfig.json). */
+const compilerOptions = {
+    module: 'nodenext',
+    target: 'es2023',
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+    types: ['node']
+};
+
+interface Block {
+    /** The heading of the README section the block is in. */
+    readonly section: string;
+    /** The README line of the block's first line of code. */
+    readonly line: number;
+    readonly code: string;
+    /** The file it is compiled as, in the scratch project. */
+    readonly name: string;
+}
+
+/** The fenced `ts` blocks of a Markdown text, each with its section and line. */
+function tsBlocks(markdown: string): Block[] {
+    const blocks: Block[] = [];
+    const lines = markdown.split('\n');
+    let section = '';
+    for (let index = 0; index < lines.length; index++) {
+        const line = lines[index]!;
+        const heading = /^#{1,6} (.+)$/.exec(line);
+        if (heading !== null) {
+            section = heading[1]!;
+            continue;
+        }
+
+        const fence = /^```(\S*)/.exec(line);
+        if (fence === null) {
+            continue;
+        }
+
+        const end = lines.indexOf('```', index + 1);
+        if (end === -1) {
+            throw new Error(`README.md:${index + 1}: a code block that is never closed`);
+        }
+
+        if (['ts', 'typescript', 'mts', 'tsx'].includes(fence[1]!)) {
+            const slug = section.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+            const name = `${slug}-${blocks.filter((block) => block.section === section).length + 1}`;
+            blocks.push({ section, line: index + 2, code: lines.slice(index + 1, end).join('\n'), name });
+        }
+
+        index = end;
+    }
+
+    return blocks;
+}
+
+/** A scratch consumer project; `link` maps a package name to the directory its `node_modules` entry links to. */
+function consumerProject(link: Record<string, string>): string {
+    const dir = mkdtempSync(join(tmpdir(), 'tracewire-readme-'));
+    for (const [name, target] of Object.entries(link)) {
+        mkdirSync(join(dir, 'node_modules', name, '..'), { recursive: true });
+        symlinkSync(target, join(dir, 'node_modules', name), 'dir');
+    }
+
+    writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({ name: 'readme-consumer', private: true, type: 'module' })
+    );
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: [] }));
+    return dir;
+}
+
+/** The diagnostics of `tsc` on `source` alone, as `line: TSxxxx message` with the line in `source`. */
+async function typecheck(dir: string, name: string, source: string): Promise<string[]> {
+    writeFileSync(join(dir, `${name}.ts`), source);
+    writeFileSync(
+        join(dir, `tsconfig.${name}.json`),
+        JSON.stringify({ extends: './tsconfig.json', files: [`${name}.ts`] })
+    );
+    const output = await promisify(execFile)(
+        process.execPath,
+        [tsc, '-p', `tsconfig.${name}.json`, '--pretty', 'false'],
+        {
+            cwd: dir
+        }
+    ).then(
+        ({ stdout }) => stdout,
+        (err: { stdout?: string; message: string }) => err.stdout || err.message
+    );
+    return output
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => {
+            const own = new RegExp(`^${name}\\.ts\\((\\d+),\\d+\\): error (TS\\d+: .*)$`).exec(line);
+            return own === null ? line : `${own[1]}: ${own[2]}`;
+        });
+}
+
+describe('the README as a user pastes it', () => {
+    const blocks = tsBlocks(readFileSync(join(repo, 'README.md'), 'utf8'));
+    let dir: string;
+
+    beforeAll(() => {
+        // `npm test` builds before it runs the tests (pretest); run alone in a fresh clone, the declarations are built here.
+        if (!existsSync(join(repo, 'dist', 'src', 'index.d.ts'))) {
+            execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: repo, stdio: 'inherit' });
+            execFileSync(process.execPath, ['scripts/prune-declarations.mjs'], { cwd: repo, stdio: 'inherit' });
+        }
+
+        const modules = join(repo, 'node_modules');
+        dir = consumerProject({
+            tracewire: repo,
+            '@hapi/hapi': join(modules, '@hapi', 'hapi'),
+            '@opentelemetry/api': join(modules, '@opentelemetry', 'api'),
+            '@types/node': join(modules, '@types', 'node')
+        });
+    }, 120_000);
+
+    afterAll(() => {
+        if (dir !== undefined) {
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it('finds the ts blocks, among them those of the client, cache, static files and errors sections', () => {
+        expect(blocks.map((block) => block.section)).toEqual(
+            expect.arrayContaining(['Client', 'Cache', 'Static files (hapi)', 'Errors'])
+        );
+    });
+
+    it('declares for each block only names the block uses', () => {
+        for (const [section, names] of Object.entries(preludes)) {
+            const code = blocks
+                .filter((block) => block.section === section)
+                .map((block) => block.code)
+                .join('\n');
+            for (const name of Object.keys(names)) {
+                expect(new RegExp(`\\b${name}\\b`).test(code), `${name} in the README section ${section}`).toBe(true);
+            }
+        }
+    });
+
+    it('type-checks every block with strict and skipLibCheck false, each as its own program', async () => {
+        const results = await Promise.all(
+            blocks.map(async (block) => {
+                const prelude = Object.values(preludes[block.section] ?? {});
+                const diagnostics = await typecheck(dir, block.name, [...prelude, block.code].join('\n'));
+                // Diagnostics at README lines, so a failure points at the line to fix.
+                return diagnostics.map((diagnostic) =>
+                    diagnostic.replace(/^(\d+):/, (_, line: string) => {
+                        const inBlock = Number(line) - prelude.length;
+                        return inBlock > 0 ? `README.md:${block.line + inBlock - 1}:` : `prelude of ${block.section}:`;
+                    })
+                );
+            })
+        );
+        expect(results.flat()).toStrictEqual([]);
+    }, 120_000);
+
+    it('resolves tracewire to its real declarations: a wrong call is an error, and the root brings no hapi typings', async () => {
+        const wrongCall = "import { client } from 'tracewire';\nawait client.get(42);\n";
+        // The root entry type-checks without hapi (README, "TypeScript"), so only `tracewire/static` adds h.file().
+        const rootOnly = [
+            "import Hapi from '@hapi/hapi';",
+            "import { staticFiles } from 'tracewire';",
+            'const server = Hapi.server();',
+            'await server.register(staticFiles);',
+            "server.route({ method: 'GET', path: '/', handler: (request, h) => h.file('a.txt') });"
+        ].join('\n');
+        const withStatic = rootOnly.replace("from 'tracewire';", "from 'tracewire/static';");
+        const [wrong, root, statics] = await Promise.all([
+            typecheck(dir, 'control-wrong-call', wrongCall),
+            typecheck(dir, 'control-root-only', rootOnly),
+            typecheck(dir, 'control-static', withStatic)
+        ]);
+        expect(wrong).toStrictEqual([expect.stringMatching(/^2: TS2345: /)]);
+        expect(root).toStrictEqual([expect.stringMatching(/^5: TS2339: Property 'file' does not exist/)]);
+        expect(statics).toStrictEqual([]);
+    }, 120_000);
+});
