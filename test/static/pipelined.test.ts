@@ -19,7 +19,8 @@ const mib = 1024 * 1024;
 let fixture: Fixture;
 let server: Hapi.Server;
 let path: string;
-let queuedPrepared = 0;
+/** The response of the last request for queued.bin that reached `onPreResponse` (hapi prepares a response when its handler returns). */
+let queuedResponse: Hapi.ResponseObject | null = null;
 
 beforeAll(async () => {
     fixture = createFixture();
@@ -27,10 +28,9 @@ beforeAll(async () => {
     Fs.writeFileSync(path, Buffer.alloc(size, 'pipelined'));
     server = await createServer({ routes: { files: { relativeTo: fixture.root } } });
     server.route({ method: 'GET', path: '/file/{name}', handler: (request, h) => h.file(String(request.params.name)) });
-    // Counts the requests for queued.bin that reached their response: the next step is its prepare.
     server.ext('onPreResponse', (request, h) => {
         if (request.path === '/file/queued.bin') {
-            queuedPrepared += 1;
+            queuedResponse = request.response as Hapi.ResponseObject;
         }
 
         return h.continue;
@@ -68,6 +68,23 @@ function heldBuffers(): number {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits until the next request for queued.bin has its response prepared: its headers are set
+ * (`last-modified` among them) and describe the file as it was then. What comes after (`marshal`,
+ * which lets the descriptor go while the response waits its turn) is waited for by what it does.
+ */
+async function queuedPrepared(previous: Hapi.ResponseObject | null): Promise<void> {
+    for (let waited = 0; waited < 10_000; waited += 20) {
+        if (queuedResponse !== previous && queuedResponse?.headers['last-modified'] !== undefined) {
+            return;
+        }
+
+        await pause(20);
+    }
+
+    throw new Error('the request for queued.bin was never prepared');
+}
 
 /**
  * Waits until `measure` gives about the same value (within `tolerance`) three times 100 ms apart, or
@@ -166,17 +183,13 @@ describe('pipelined GETs on connections whose clients do not read', () => {
             const chunks: Buffer[] = [];
             socket.on('data', (chunk: Buffer) => chunks.push(chunk));
             const ended = new Promise((resolve) => socket.on('close', resolve));
+            const seen = queuedResponse;
             socket.write(
                 'GET /file/pipelined.bin HTTP/1.1\r\nhost: localhost\r\n\r\n' +
                     'GET /file/queued.bin HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n'
             );
             // The second response waits behind the first, which the client does not read yet.
-            const seen = queuedPrepared;
-            for (let waited = 0; queuedPrepared === seen && waited < 10_000; waited += 20) {
-                await pause(20);
-            }
-
-            await pause(100);
+            await queuedPrepared(seen);
             if (replace) {
                 Fs.writeFileSync(`${queued}.next`, Buffer.alloc(2 * mib, 'second'));
                 Fs.renameSync(`${queued}.next`, queued);
@@ -217,14 +230,11 @@ describe('pipelined GETs on connections whose clients do not read', () => {
         const socket = Net.connect(server.info.port as number, '127.0.0.1');
         socket.pause();
         const get = (name: string) => `GET /file/${name} HTTP/1.1\r\nhost: localhost\r\n\r\n`;
+        const seen = queuedResponse;
         socket.write(get('pipelined.bin') + get('queued.bin'));
-        const seen = queuedPrepared;
-        for (let waited = 0; queuedPrepared === seen && waited < 10_000; waited += 20) {
-            await pause(20);
-        }
-
-        await pause(100);
-        expect(descriptorsOn(queued)).toBe(0);
+        await queuedPrepared(seen);
+        // Prepared, then marshalled: it lets its descriptor go while it waits (it would hold it until the client reads).
+        await expect.poll(() => descriptorsOn(queued)).toBe(0);
         const closed = Date.now();
         socket.destroy();
         // hapi finishes the queued request (no hang), and nothing was left open.
