@@ -3,7 +3,6 @@ import { context, propagation, type Tracer, trace } from '@opentelemetry/api';
 import type { ResponseDetails } from '../src/client/contract/types.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
-import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './client.js';
 import {
     type HopEnd,
     type HopRecord,
@@ -13,6 +12,7 @@ import {
     recordResponse,
     responseEnd
 } from './client-span.js';
+import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './config.js';
 import { ConnectionMetrics } from './connection-metrics.js';
 import { OpenConnections } from './connection-pool.js';
 import { endMeasured } from './measured.js';

@@ -8,16 +8,16 @@
 
 export { ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE } from '../src/static/span-attributes.js';
 export { ATTR_TRACEWIRE_CACHE } from './cache-outcome.js';
-export {
-    type ClientEventEmitter,
-    type ClientInstrumentation,
-    type ClientInstrumentationConfig,
-    type HopOptions,
-    type HopOutcome,
-    type HopUri,
-    type InstrumentableClient,
-    instrumentClient
-} from './client.js';
+export { type ClientInstrumentation, instrumentClient } from './client.js';
+export type {
+    ClientEventEmitter,
+    ClientInstrumentationConfig,
+    HopOptions,
+    HopOutcome,
+    HopUri,
+    InstrumentableClient,
+    TracewireInstrumentationConfig
+} from './config.js';
 export { ignoreTracewireRequests, isTracewireRequest, TRACEWIRE_REQUEST } from './http-instrumentation.js';
 export {
     ATTR_DNS_QUESTION_NAME,
@@ -33,8 +33,4 @@ export {
     withRequestContext
 } from './server.js';
 export { ATTR_TIMEOUT_PHASE, PHASE_ATTRIBUTES, PHASE_EVENTS } from './span-phases.js';
-export {
-    INSTRUMENTATION_VERSION,
-    TracewireInstrumentation,
-    type TracewireInstrumentationConfig
-} from './tracewire-instrumentation.js';
+export { INSTRUMENTATION_VERSION, TracewireInstrumentation } from './tracewire-instrumentation.js';

@@ -7,16 +7,12 @@ import {
     type RequestMessage,
     type ResponseMessage
 } from '../src/client/pipeline/channels.js';
-import { type ClientInstrumentation, type ClientInstrumentationConfig, instrumentClient } from './client.js';
+import { type ClientInstrumentation, instrumentClient } from './client.js';
+import type { ClientInstrumentationConfig, TracewireInstrumentationConfig } from './config.js';
 import { INSTRUMENTATION_SCOPE } from './providers.js';
 
 /** The version this instrumentation reports: the package's (a test holds the two together). */
 export const INSTRUMENTATION_VERSION = '0.1.0';
-
-/** `instrumentClient()`'s config, plus OpenTelemetry's `enabled` (default true: enabled as it is made). */
-export interface TracewireInstrumentationConfig extends ClientInstrumentationConfig {
-    enabled?: boolean;
-}
 
 /**
  * Every tracewire client of the process traced at once (README "Observability"): an OpenTelemetry
