@@ -213,7 +213,8 @@ export function architectureProblems(root) {
         problems.push(`import cycle: ${cycle.join(' <-> ')}`);
     }
 
-    return problems;
+    // In a stable order, whatever order the file system lists the modules in.
+    return problems.sort();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

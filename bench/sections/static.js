@@ -312,7 +312,9 @@ function report(samples, firstBytes, { rounds, seconds, baseline }) {
         ])
     );
 
-    const compared = baseline ? [...targets, ...cases.map(({ id }) => [id, 'tracewire@baseline', baselineNoise])] : targets;
+    const compared = baseline
+        ? [...targets, ...cases.map(({ id }) => [id, 'tracewire@baseline', baselineNoise])]
+        : targets;
     const checked = compared.map(([id, peer, atLeast]) => {
         const value = ratio(id, 'tracewire', peer);
         const label = cases.find((benchCase) => benchCase.id === id).label;

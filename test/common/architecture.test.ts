@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module of the repository's scripts, without declarations
@@ -5,13 +8,49 @@ import { architectureProblems } from '../../scripts/check-architecture.mjs';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 
+/** A scratch tree of `files` (path → text), handed to `check`, then removed. */
+function withTree(files: Record<string, string>, check: (root: string) => void): void {
+    const root = mkdtempSync(join(tmpdir(), 'tracewire-architecture-'));
+    try {
+        for (const [path, text] of Object.entries(files)) {
+            mkdirSync(dirname(join(root, path)), { recursive: true });
+            writeFileSync(join(root, path), text);
+        }
+
+        check(root);
+    } finally {
+        rmSync(root, { recursive: true, force: true });
+    }
+}
+
 /**
- * docs/architecture.md, "The folders": the shape of the source
- * tree, as scripts/check-architecture.mjs reads it (each client folder's README.md says what it may
- * import).
+ * docs/architecture.md, "The folders": the shape of the source tree, as scripts/check-architecture.mjs
+ * reads it (each client folder's README.md says what it may import).
  */
 describe('the shape of the source tree', () => {
     it('imports run one way between the client folders, no module is in a cycle, no file or class is too long', () => {
         expect(architectureProblems(repo)).toEqual([]);
+    });
+
+    it('would name a folder importing one above it, a cycle of type-only imports and a part importing another it may not', () => {
+        withTree(
+            {
+                'src/client/top/README.md': 'Owns the top.\n\nMay import: bottom.\n',
+                'src/client/bottom/README.md': 'Owns the bottom.\n\nMay import: nothing.\n',
+                'src/client/top/a.ts': "import { b } from '../bottom/b.js';\nexport const a = b;\n",
+                'src/client/bottom/b.ts': "import type { A } from '../top/types.js';\nexport const b: A = 1;\n",
+                'src/client/top/types.ts': 'export type A = number;\n',
+                'src/errors/e.ts': "import { a } from '../client/top/a.js';\nexport const e = a;\n",
+                'instrumentation/x.ts': "import type { Y } from './y.js';\nexport interface X { y: Y }\n",
+                'instrumentation/y.ts': "import {\n    type X\n} from './x.js';\nexport type Y = X[];\n"
+            },
+            (root) => {
+                expect(architectureProblems(root)).toEqual([
+                    'import cycle: instrumentation/x.ts <-> instrumentation/y.ts',
+                    'src/client/bottom/b.ts imports src/client/top/types.ts: src/client/bottom/README.md does not allow top',
+                    'src/errors/e.ts imports src/client/top/a.ts: src/errors may not import src/client'
+                ]);
+            }
+        );
     });
 });
