@@ -1,4 +1,5 @@
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import { type MediaType, ranksAbove } from '../common/media-range.js';
 import type { DirectoryEntry } from './fs.js';
 
 /** One entry of the JSON listing. */
@@ -86,71 +87,10 @@ export function escapeHtml(value: string): string {
     return value.replace(/[&<>"']/g, (char) => htmlEscapes[char]!);
 }
 
-/**
- * True when the `accept` header ranks JSON above HTML: by q-value, then by how specifically the
- * media range names it (`application/json` over `application/*` over a wildcard), then by order.
- */
+const json: MediaType = { type: 'application', subtype: 'json' };
+const html: MediaType = { type: 'text', subtype: 'html' };
+
+/** True when the `accept` header ranks JSON above HTML (`ranksAbove`: by q-value, specificity, then order). */
 export function prefersJson(accept: string | undefined): boolean {
-    if (!accept) {
-        return false;
-    }
-
-    const json = rank(accept, 'application', 'json');
-    const html = rank(accept, 'text', 'html');
-    if (json.q !== html.q) {
-        return json.q > html.q;
-    }
-
-    if (json.q === 0) {
-        return false;
-    }
-
-    if (json.specificity !== html.specificity) {
-        return json.specificity > html.specificity;
-    }
-
-    return json.position < html.position;
-}
-
-interface Rank {
-    q: number;
-    specificity: number;
-    position: number;
-}
-
-function rank(accept: string, type: string, subtype: string): Rank {
-    let best: Rank = { q: 0, specificity: -1, position: Number.POSITIVE_INFINITY };
-    const ranges = accept.split(',');
-    for (let position = 0; position < ranges.length; ++position) {
-        const [range = '', ...params] = ranges[position]!.split(';');
-        const [rangeType = '', rangeSubtype = ''] = range.trim().toLowerCase().split('/');
-        let specificity: number;
-        if (rangeType === type && rangeSubtype === subtype) {
-            specificity = 2;
-        } else if (rangeType === type && rangeSubtype === '*') {
-            specificity = 1;
-        } else if (rangeType === '*' && rangeSubtype === '*') {
-            specificity = 0;
-        } else {
-            continue;
-        }
-
-        if (specificity > best.specificity) {
-            best = { q: qValue(params), specificity, position };
-        }
-    }
-
-    return best;
-}
-
-function qValue(params: string[]): number {
-    for (const param of params) {
-        const [key = '', value = ''] = param.split('=');
-        if (key.trim().toLowerCase() === 'q') {
-            const q = Number(value.trim());
-            return Number.isNaN(q) ? 0 : q;
-        }
-    }
-
-    return 1;
+    return ranksAbove(accept, json, html);
 }
