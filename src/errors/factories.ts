@@ -6,59 +6,81 @@ import {
     type HttpError,
     isHttpError
 } from './http-error.js';
+import type { HttpErrorFactoryOptions } from './types.js';
 
-/** Every factory takes an optional message and optional data (README, "Errors"). */
-export type HttpErrorFactory = <Data = null>(message?: string | Error | null, data?: Data) => HttpError<Data>;
+/**
+ * Every factory takes an optional message and optional data (README, "Errors"), and last the
+ * problem fields and the `cause` of a new error (docs/problem-details.md).
+ */
+export type HttpErrorFactory = <Data = null>(
+    message?: string | Error | null,
+    data?: Data,
+    options?: HttpErrorFactoryOptions | null
+) => HttpError<Data>;
 
 function create<Data>(
     statusCode: number,
     message: string | Error | null | undefined,
     data: Data | undefined,
-    ctor: Function
+    ctor: Function,
+    options: HttpErrorFactoryOptions | null | undefined
 ): HttpError<Data> {
     if (message instanceof Error) {
-        return decorateError(message, data === undefined ? { statusCode } : { statusCode, data }, ctor);
+        return decorateError(message, data === undefined ? { statusCode } : { statusCode, data }, ctor, options);
     }
 
-    return buildHttpError(statusCode, assertMessage(message), data, ctor);
+    return buildHttpError(statusCode, assertMessage(message), data, ctor, options);
 }
 
 // 4xx
 
-export const badRequest: HttpErrorFactory = (message, data) => create(400, message, data, badRequest);
-export const paymentRequired: HttpErrorFactory = (message, data) => create(402, message, data, paymentRequired);
-export const forbidden: HttpErrorFactory = (message, data) => create(403, message, data, forbidden);
-export const notFound: HttpErrorFactory = (message, data) => create(404, message, data, notFound);
-export const notAcceptable: HttpErrorFactory = (message, data) => create(406, message, data, notAcceptable);
-export const proxyAuthRequired: HttpErrorFactory = (message, data) => create(407, message, data, proxyAuthRequired);
-export const clientTimeout: HttpErrorFactory = (message, data) => create(408, message, data, clientTimeout);
-export const conflict: HttpErrorFactory = (message, data) => create(409, message, data, conflict);
-export const resourceGone: HttpErrorFactory = (message, data) => create(410, message, data, resourceGone);
-export const lengthRequired: HttpErrorFactory = (message, data) => create(411, message, data, lengthRequired);
-export const preconditionFailed: HttpErrorFactory = (message, data) => create(412, message, data, preconditionFailed);
-export const entityTooLarge: HttpErrorFactory = (message, data) => create(413, message, data, entityTooLarge);
-export const uriTooLong: HttpErrorFactory = (message, data) => create(414, message, data, uriTooLong);
-export const unsupportedMediaType: HttpErrorFactory = (message, data) =>
-    create(415, message, data, unsupportedMediaType);
-export const rangeNotSatisfiable: HttpErrorFactory = (message, data) => create(416, message, data, rangeNotSatisfiable);
-export const expectationFailed: HttpErrorFactory = (message, data) => create(417, message, data, expectationFailed);
-export const teapot: HttpErrorFactory = (message, data) => create(418, message, data, teapot);
-export const badData: HttpErrorFactory = (message, data) => create(422, message, data, badData);
-export const locked: HttpErrorFactory = (message, data) => create(423, message, data, locked);
-export const failedDependency: HttpErrorFactory = (message, data) => create(424, message, data, failedDependency);
-export const tooEarly: HttpErrorFactory = (message, data) => create(425, message, data, tooEarly);
-export const preconditionRequired: HttpErrorFactory = (message, data) =>
-    create(428, message, data, preconditionRequired);
-export const tooManyRequests: HttpErrorFactory = (message, data) => create(429, message, data, tooManyRequests);
-export const illegal: HttpErrorFactory = (message, data) => create(451, message, data, illegal);
+export const badRequest: HttpErrorFactory = (message, data, options) => create(400, message, data, badRequest, options);
+export const paymentRequired: HttpErrorFactory = (message, data, options) =>
+    create(402, message, data, paymentRequired, options);
+export const forbidden: HttpErrorFactory = (message, data, options) => create(403, message, data, forbidden, options);
+export const notFound: HttpErrorFactory = (message, data, options) => create(404, message, data, notFound, options);
+export const notAcceptable: HttpErrorFactory = (message, data, options) =>
+    create(406, message, data, notAcceptable, options);
+export const proxyAuthRequired: HttpErrorFactory = (message, data, options) =>
+    create(407, message, data, proxyAuthRequired, options);
+export const clientTimeout: HttpErrorFactory = (message, data, options) =>
+    create(408, message, data, clientTimeout, options);
+export const conflict: HttpErrorFactory = (message, data, options) => create(409, message, data, conflict, options);
+export const resourceGone: HttpErrorFactory = (message, data, options) =>
+    create(410, message, data, resourceGone, options);
+export const lengthRequired: HttpErrorFactory = (message, data, options) =>
+    create(411, message, data, lengthRequired, options);
+export const preconditionFailed: HttpErrorFactory = (message, data, options) =>
+    create(412, message, data, preconditionFailed, options);
+export const entityTooLarge: HttpErrorFactory = (message, data, options) =>
+    create(413, message, data, entityTooLarge, options);
+export const uriTooLong: HttpErrorFactory = (message, data, options) => create(414, message, data, uriTooLong, options);
+export const unsupportedMediaType: HttpErrorFactory = (message, data, options) =>
+    create(415, message, data, unsupportedMediaType, options);
+export const rangeNotSatisfiable: HttpErrorFactory = (message, data, options) =>
+    create(416, message, data, rangeNotSatisfiable, options);
+export const expectationFailed: HttpErrorFactory = (message, data, options) =>
+    create(417, message, data, expectationFailed, options);
+export const teapot: HttpErrorFactory = (message, data, options) => create(418, message, data, teapot, options);
+export const badData: HttpErrorFactory = (message, data, options) => create(422, message, data, badData, options);
+export const locked: HttpErrorFactory = (message, data, options) => create(423, message, data, locked, options);
+export const failedDependency: HttpErrorFactory = (message, data, options) =>
+    create(424, message, data, failedDependency, options);
+export const tooEarly: HttpErrorFactory = (message, data, options) => create(425, message, data, tooEarly, options);
+export const preconditionRequired: HttpErrorFactory = (message, data, options) =>
+    create(428, message, data, preconditionRequired, options);
+export const tooManyRequests: HttpErrorFactory = (message, data, options) =>
+    create(429, message, data, tooManyRequests, options);
+export const illegal: HttpErrorFactory = (message, data, options) => create(451, message, data, illegal, options);
 
 /** 405 with the `Allow` header set from `allow` (a method or a list of methods). */
 export function methodNotAllowed<Data = null>(
     message?: string | Error | null,
     data?: Data,
-    allow?: string | readonly string[]
+    allow?: string | readonly string[],
+    options?: HttpErrorFactoryOptions | null
 ): HttpError<Data> {
-    const error = create(405, message, data, methodNotAllowed);
+    const error = create(405, message, data, methodNotAllowed, options);
     if (allow !== undefined) {
         error.output.headers.Allow = typeof allow === 'string' ? allow : allow.join(', ');
     }
@@ -75,34 +97,44 @@ export function methodNotAllowed<Data = null>(
 export function internal<Data = null>(
     message?: string | null,
     data?: Data,
-    statusCode = 500
+    statusCode = 500,
+    options?: HttpErrorFactoryOptions | null
 ): HttpError<Data extends Error ? unknown : Data> {
     assertStatusCode(statusCode);
-    return serverError(message, data, statusCode, internal) as HttpError<Data extends Error ? unknown : Data>;
+    return serverError(message, data, statusCode, internal, options) as HttpError<Data extends Error ? unknown : Data>;
 }
 
 /** 500 for a bug of the server's own code: the error is marked `isDeveloperError`, as @hapi/boom marks it. */
-export const badImplementation: HttpErrorFactory = (message, data) => {
-    const error = serverError(message, data, 500, badImplementation);
+export const badImplementation: HttpErrorFactory = (message, data, options) => {
+    const error = serverError(message, data, 500, badImplementation, options);
     error.isDeveloperError = true;
     return error;
 };
-export const notImplemented: HttpErrorFactory = (message, data) => serverError(message, data, 501, notImplemented);
-export const badGateway: HttpErrorFactory = (message, data) => serverError(message, data, 502, badGateway);
-export const serverUnavailable: HttpErrorFactory = (message, data) =>
-    serverError(message, data, 503, serverUnavailable);
-export const gatewayTimeout: HttpErrorFactory = (message, data) => serverError(message, data, 504, gatewayTimeout);
+export const notImplemented: HttpErrorFactory = (message, data, options) =>
+    serverError(message, data, 501, notImplemented, options);
+export const badGateway: HttpErrorFactory = (message, data, options) =>
+    serverError(message, data, 502, badGateway, options);
+export const serverUnavailable: HttpErrorFactory = (message, data, options) =>
+    serverError(message, data, 503, serverUnavailable, options);
+export const gatewayTimeout: HttpErrorFactory = (message, data, options) =>
+    serverError(message, data, 504, gatewayTimeout, options);
 
 function serverError<Data>(
     message: string | Error | null | undefined,
     data: Data | undefined,
     statusCode: number,
-    ctor: Function
+    ctor: Function,
+    options: HttpErrorFactoryOptions | null | undefined
 ): HttpError<Data> {
     // The failure itself becomes the error, so its stack and properties reach the logs unchanged.
     if (data instanceof Error && !isHttpError(data) && !(message instanceof Error)) {
-        return decorateError(data, message ? { statusCode, message } : { statusCode }, ctor) as HttpError<Data>;
+        return decorateError(
+            data,
+            message ? { statusCode, message } : { statusCode },
+            ctor,
+            options
+        ) as HttpError<Data>;
     }
 
-    return create(statusCode, message, data, ctor);
+    return create(statusCode, message, data, ctor, options);
 }

@@ -1,5 +1,7 @@
+import { describe } from './describe.js';
+import { assertNoCause, checkProblemFields, recordProblemFields } from './problem-fields.js';
 import { statusText } from './status-texts.js';
-import type { HttpErrorOptions, HttpErrorOutput, ToHttpErrorOptions } from './types.js';
+import type { HttpErrorFactoryOptions, HttpErrorOptions, HttpErrorOutput, ToHttpErrorOptions } from './types.js';
 
 /** Payload message of every 5xx error: the real message stays on `error.message` for the logs. */
 export const hiddenServerMessage = 'An internal server error occurred';
@@ -75,7 +77,8 @@ export class HttpError<Data = unknown> {
             assertStatusCode(options.statusCode ?? 500),
             assertMessage(messageOrError),
             options.data,
-            options.ctor ?? new.target
+            options.ctor ?? new.target,
+            options
         );
         if (options.decorate) {
             Object.assign(error, options.decorate);
@@ -135,20 +138,25 @@ function recordMaker(error: Error, maker: Function): void {
 
 /**
  * The path every factory takes: a fresh Error with the HttpError properties, built in one pass
- * with a fixed property order so every error shares one object shape.
+ * with a fixed property order so every error shares one object shape. A new error made around
+ * another (the `cause` option, else an Error given as `data`) gets it as its ES2022 `cause`.
  */
 export function buildHttpError<Data>(
     statusCode: number,
     message: string,
     data: Data | undefined,
-    ctor: Function
+    ctor: Function,
+    options?: HttpErrorFactoryOptions | null
 ): HttpError<Data> {
-    const error = createError(message, ctor) as HttpError<Data>;
+    const fields = options == null ? undefined : checkProblemFields(options);
+    const cause = options?.cause ?? (data instanceof Error ? data : undefined);
+    const error = createError(message, ctor, cause) as HttpError<Data>;
     error.data = data === undefined ? (null as Data) : data;
     error.isHttpError = true;
     error.isServer = statusCode >= 500;
     error.output = { statusCode, payload: buildPayload(statusCode, message, undefined, false), headers: {} };
     defineHiddenProperties(error, ctor);
+    recordProblemFields(error, fields);
     return error;
 }
 
@@ -196,8 +204,17 @@ export function toHttpError<Data = unknown>(err: Error, options: ToHttpErrorOpti
     return decorateError(err, options, toHttpError);
 }
 
-/** `toHttpError()` with the function recorded as `typeof` (the factory the caller used). */
-export function decorateError<Data>(err: Error, options: ToHttpErrorOptions<Data>, ctor: Function): HttpError<Data> {
+/**
+ * `toHttpError()` with the function recorded as `typeof` (the factory the caller used). `problem`
+ * holds the problem fields when they come apart from `options` (a factory's last argument); a
+ * `cause` among them is refused, since no new error is made.
+ */
+export function decorateError<Data>(
+    err: Error,
+    options: ToHttpErrorOptions<Data>,
+    ctor: Function,
+    problem: HttpErrorFactoryOptions | null | undefined = options
+): HttpError<Data> {
     if (!(err instanceof Error)) {
         throw new TypeError(`toHttpError() expects an Error instance, got ${describe(err)}`);
     }
@@ -206,6 +223,14 @@ export function decorateError<Data>(err: Error, options: ToHttpErrorOptions<Data
         throw new TypeError(`toHttpError() option message must be a string, got ${describe(options.message)}`);
     }
 
+    assertNoCause(problem ?? undefined);
+    const fields = problem == null ? undefined : checkProblemFields(problem);
+    const decorated = decorateChecked(err, options, ctor);
+    recordProblemFields(decorated, fields);
+    return decorated;
+}
+
+function decorateChecked<Data>(err: Error, options: ToHttpErrorOptions<Data>, ctor: Function): HttpError<Data> {
     const error = err as HttpError<Data>;
     if (options.data !== undefined) {
         error.data = options.data;
@@ -321,10 +346,11 @@ export function payloadAttributes(
  * One stack capture instead of two: the Error is built without frames and the trace is captured
  * once, cropped at `ctor` so it starts in the caller's code rather than in this library.
  */
-function createError(message: string, ctor: Function): Error {
+function createError(message: string, ctor: Function, cause: unknown): Error {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    const error = new Error(message);
+    // With `{ cause }` the engine itself installs it, exactly as on any error made that way.
+    const error = cause === undefined ? new Error(message) : new Error(message, { cause });
     Error.stackTraceLimit = limit;
     Error.captureStackTrace(error, ctor);
     return error;
@@ -345,25 +371,4 @@ function assertWritableMessage(error: Error): void {
     if (descriptor && (descriptor.get || descriptor.set || descriptor.writable === false)) {
         throw new TypeError(`Cannot prefix the message of ${error.name}: its message property is read-only`);
     }
-}
-
-/** A short description of an unexpected value for error messages: its type and, for primitives, the value. */
-export function describe(value: unknown): string {
-    if (value === null) {
-        return 'null';
-    }
-
-    if (typeof value === 'string') {
-        return `string ${JSON.stringify(value)}`;
-    }
-
-    if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
-        return `${typeof value} ${String(value)}`;
-    }
-
-    if (typeof value === 'object') {
-        return Array.isArray(value) ? 'an array' : `an object (${value.constructor?.name ?? 'no prototype'})`;
-    }
-
-    return typeof value;
 }

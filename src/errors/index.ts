@@ -34,12 +34,16 @@ export {
     uriTooLong
 } from './factories.js';
 export { HttpError, isHttpError, toHttpError } from './http-error.js';
+export { type ProblemContext, toProblem } from './problem-document.js';
 export { type HttpErrorSpanAttributes, toSpanAttributes } from './span-attributes.js';
 export type {
+    HttpErrorFactoryOptions,
     HttpErrorHeaders,
     HttpErrorOptions,
     HttpErrorOutput,
     HttpErrorPayload,
+    ProblemDetails,
+    ProblemFields,
     ToHttpErrorOptions
 } from './types.js';
 export { type AuthAttributes, unauthorized } from './unauthorized.js';

@@ -7,6 +7,7 @@ import {
     type HttpError,
     payloadAttributes
 } from './http-error.js';
+import type { HttpErrorFactoryOptions } from './types.js';
 
 /** `WWW-Authenticate` attributes: values are sent quoted; null and undefined become an empty string. */
 export type AuthAttributes = Record<string, string | number | boolean | null | undefined>;
@@ -18,18 +19,20 @@ type PayloadAttributes = Record<string, string | number | boolean> | string;
  * attributes object becomes `key="value"` pairs (plus `error="message"`), an attributes string is
  * sent as it is (then no message is allowed). `scheme` may also be a list of complete challenges.
  * A challenge sent without a message marks the error `isMissing`: no credentials were sent at all,
- * which is how hapi's auth tells "try the next strategy" from "wrong credentials".
+ * which is how hapi's auth tells "try the next strategy" from "wrong credentials". `options` are
+ * the problem fields and `cause`, as for every factory.
  */
 export function unauthorized<Data = null>(
     message?: string | Error | null,
     scheme?: string | readonly string[] | null,
-    attributes?: AuthAttributes | string | null
+    attributes?: AuthAttributes | string | null,
+    options?: HttpErrorFactoryOptions | null
 ): HttpError<Data> {
     if (!(message instanceof Error)) {
         // The challenge is built first, so the payload gains its attributes without being built twice.
         const text = assertMessage(message);
         const challenge = buildChallenge(text, scheme, attributes);
-        const error = buildHttpError<Data>(401, text, undefined, unauthorized);
+        const error = buildHttpError<Data>(401, text, undefined, unauthorized, options);
         if (challenge !== undefined && addChallenge(error, text, challenge)) {
             // Last, as buildPayload puts them: after statusCode, error and message.
             error.output.payload.attributes = payloadAttributes(challenge.attributes!);
@@ -41,7 +44,7 @@ export function unauthorized<Data = null>(
     // An Error given as the message becomes the 401 itself, as with every other factory; a refused
     // challenge leaves that error as it was.
     const challenge = buildChallenge(message.message, scheme, attributes);
-    const error = decorateError<Data>(message, { statusCode: 401 }, unauthorized);
+    const error = decorateError<Data>(message, { statusCode: 401 }, unauthorized, options);
     if (challenge !== undefined && addChallenge(error, message.message, challenge)) {
         error.reformat();
     }
