@@ -35,6 +35,7 @@ export {
 } from './factories.js';
 export { HttpError, isHttpError, toHttpError } from './http-error.js';
 export { type ProblemContext, toProblem } from './problem-document.js';
+export { problemReadLimits, readProblem } from './read-problem.js';
 export { type HttpErrorSpanAttributes, toSpanAttributes } from './span-attributes.js';
 export type {
     HttpErrorFactoryOptions,
