@@ -35,6 +35,7 @@ export {
 } from './factories.js';
 export { HttpError, isHttpError, toHttpError } from './http-error.js';
 export { type ProblemContext, toProblem } from './problem-document.js';
+export { problemDetails } from './problem-plugin.js';
 export { problemReadLimits, readProblem } from './read-problem.js';
 export { type HttpErrorSpanAttributes, toSpanAttributes } from './span-attributes.js';
 export type {
@@ -44,6 +45,7 @@ export type {
     HttpErrorOutput,
     HttpErrorPayload,
     ProblemDetails,
+    ProblemDetailsOptions,
     ProblemFields,
     ToHttpErrorOptions
 } from './types.js';

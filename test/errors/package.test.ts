@@ -15,13 +15,17 @@ describe('the errors namespace of the root package', () => {
             'SqliteCacheStore',
             'client',
             'errors',
+            'problemDetails',
             'staticFiles'
         ]);
+        expect(root.problemDetails).toBe(errors.problemDetails);
         expect(typeof errors.notFound).toBe('function');
         expect(typeof errors.HttpError).toBe('function');
         expect(typeof errors.isHttpError).toBe('function');
         expect(typeof errors.toHttpError).toBe('function');
         expect(typeof errors.toSpanAttributes).toBe('function');
+        expect(typeof errors.toProblem).toBe('function');
+        expect(typeof errors.readProblem).toBe('function');
     });
 
     /**
@@ -38,7 +42,7 @@ describe('the errors namespace of the root package', () => {
             }
         }, 120_000);
 
-        it('loads and exports exactly MemoryCacheStore, SqliteCacheStore, client, errors, staticFiles', async () => {
+        it('loads and exports exactly MemoryCacheStore, SqliteCacheStore, client, errors, problemDetails, staticFiles', async () => {
             const script = `
                 const tracewire = require('tracewire');
                 const { errors } = tracewire;
@@ -50,7 +54,7 @@ describe('the errors namespace of the root package', () => {
                 }));`;
             const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: repo });
             expect(JSON.parse(stdout)).toStrictEqual({
-                keys: ['MemoryCacheStore', 'SqliteCacheStore', 'client', 'errors', 'staticFiles'],
+                keys: ['MemoryCacheStore', 'SqliteCacheStore', 'client', 'errors', 'problemDetails', 'staticFiles'],
                 status: 404,
                 isHttpError: true
             });
