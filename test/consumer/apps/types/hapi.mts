@@ -1,6 +1,6 @@
 // With @hapi/hapi: the plugins register, and tracewire/static adds h.file() and the handlers to hapi's types.
 import Hapi from '@hapi/hapi';
-import { staticFiles as fromRoot } from 'tracewire';
+import { staticFiles as fromRoot, problemDetails } from 'tracewire';
 import { tracing, withRequestContext } from 'tracewire/instrumentation';
 import { staticFiles } from 'tracewire/static';
 
@@ -8,6 +8,10 @@ export async function start(): Promise<Hapi.Server> {
     const server = Hapi.server({ plugins: { static: { etagsCacheMaxSize: 100 } } });
     await server.register([staticFiles, tracing]);
     await server.register({ plugin: fromRoot });
+    await server.register({
+        plugin: problemDetails,
+        options: { mode: 'always', typeBase: 'https://example.com/probs/' }
+    });
     server.route({
         method: 'GET',
         path: '/file',
