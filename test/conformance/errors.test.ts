@@ -499,4 +499,23 @@ describe('Intended differences from @hapi/boom (docs/migrating-from-inert-and-bo
             Boom.unauthorized(new Error('expired') as unknown as string, 'Bearer', { realm: 'api' })
         ).toThrow();
     });
+
+    it('a new error made around another names it as its ES2022 cause, not enumerable, so keys and JSON agree (E12)', () => {
+        // One inner error for both sides (an HttpError, which both wrap rather than decorate).
+        const inner = errors.notFound('row 7');
+        const ourError = errors.internal('lookup failed', inner);
+        const theirs = Boom.internal('lookup failed', inner);
+        expect(Object.getOwnPropertyDescriptor(ourError, 'cause')).toStrictEqual({
+            value: inner,
+            writable: true,
+            enumerable: false,
+            configurable: true
+        });
+        expect(Object.hasOwn(theirs, 'cause')).toBe(false);
+        expect(observe(ourError)).toStrictEqual(observe(theirs));
+
+        const failure = new TypeError('bad input');
+        expect(errors.badRequest('rejected', failure).cause).toBe(failure);
+        expect(Boom.badRequest('rejected', failure).cause).toBeUndefined();
+    });
 });
