@@ -165,6 +165,20 @@ describe('toProblem(): the mapping of an error to its problem document', () => {
         }
     });
 
+    it('gives a value that is not an HttpError no instance without a context', () => {
+        expect(problemOf(new Error('x'))).toStrictEqual({
+            type: 'about:blank',
+            title: 'Internal Server Error',
+            status: 500
+        });
+    });
+
+    it('takes no extension member from a payload a handler replaced with something not an object', () => {
+        const error = errors.badRequest('x');
+        (error.output as { payload: unknown }).payload = 'plain text';
+        expect(problemOf(error)).toStrictEqual({ type: 'about:blank', title: 'Bad Request', status: 400 });
+    });
+
     it('leaves out a status a hand-edited output made impossible', () => {
         const error = errors.notFound();
         error.output.statusCode = 999;

@@ -111,6 +111,13 @@ describe('factories given problem fields', () => {
             ['a type that is not a string', { type: 42 }, /option type must be a URI reference.*number 42/],
             ['a non-ASCII type', { type: 'https://example.com/probs/crédit' }, /option type/],
             ['an instance with a space', { instance: '/a b' }, /option instance must be a URI reference/],
+            ['brackets outside an IP literal', { instance: '/items[0]' }, /option instance must be a URI reference/],
+            [
+                'a fragment with a second #',
+                { type: 'https://example.com/p#a#b' },
+                /option type must be a URI reference/
+            ],
+            ['a relative type whose first segment has a colon', { type: '1-out:credit' }, /option type/],
             ['a title that is not a string', { title: ['x'] }, /option title must be a string, got an array/],
             ['a detail that is not a string', { detail: 5 }, /option detail must be a string/],
             ['extensions that are an array', { extensions: [1] }, /option extensions must be a plain object/],
@@ -154,6 +161,20 @@ describe('factories given problem fields', () => {
             expect(Object.keys(original)).toStrictEqual([]);
             expect(errors.isHttpError(original)).toBe(false);
         });
+    });
+
+    it('accept every form of URI reference: absolute, relative, an IP literal, a URN, a fragment', () => {
+        for (const type of [
+            'https://example.com/probs/out-of-credit',
+            'http://[::1]:8080/probs/x',
+            'urn:example:problem:out-of-credit',
+            'tag:example.com,2026:out-of-credit',
+            'out-of-credit',
+            './probs/x?v=1#section',
+            '/probs/%C3%A9t%C3%A9'
+        ]) {
+            expect(errors.toProblem(errors.badRequest('x', null, { type })).type).toBe(type);
+        }
     });
 
     it('accept extension values JSON turns into something (a Date), and null', () => {

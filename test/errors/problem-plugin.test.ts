@@ -97,6 +97,23 @@ describe('every error response as a problem document, to a client that asks for 
         expect(problemOf(retry)).toMatchObject({ status: 429, title: 'Too Many Requests', limit: 100 });
     });
 
+    it('replaces a content-type the error set, and adds accept to its vary only where it is missing', async () => {
+        const cases = [
+            ['Accept-Encoding, Accept', 'Accept-Encoding, Accept'],
+            ['*', '*'],
+            [' ', 'accept'],
+            ['Origin', 'Origin, accept']
+        ];
+        for (const [vary, expected] of cases) {
+            const res = await negotiating.inject({
+                url: `/own-headers/${encodeURIComponent(vary!)}`,
+                headers: { accept: 'application/problem+json' }
+            });
+            expect(problemOf(res)).toMatchObject({ status: 406, detail: 'not here' });
+            expect(res.headers.vary).toBe(expected);
+        }
+    });
+
     it('a 5xx shows neither message nor data, even where the classic boom payload shows the message', async () => {
         for (const name of ['gateway', 'plain', 'boom-503']) {
             const document = problemOf(await inject(negotiating, name, 'application/problem+json'));
@@ -175,6 +192,23 @@ describe('the classic payload, byte for byte, to every other client', () => {
                 expect(rest, `${name} ${accept}`).toStrictEqual(expected);
                 expect(vary).toBe(before === undefined ? 'accept' : `${before}, accept`);
             }
+        }
+    });
+
+    it('leaves a response that is not an error alone, in either mode', async () => {
+        const request = { url: '/files/hello.txt', headers: { accept: 'application/problem+json' } };
+        const [without, negotiated, forced] = await Promise.all([
+            plain.inject(request),
+            negotiating.inject(request),
+            always.inject(request)
+        ]);
+        expect(without.statusCode).toBe(200);
+        for (const res of [negotiated, forced]) {
+            expect(res.statusCode).toBe(200);
+            expect(res.payload).toBe('hello');
+            const { date, ...headers } = res.headers;
+            const { date: before, ...expected } = without.headers;
+            expect(headers).toStrictEqual(expected);
         }
     });
 

@@ -52,6 +52,16 @@ export function addFailingRoutes(server: Hapi.Server, files: string): void {
         },
         {
             method: 'GET',
+            path: '/own-headers/{vary}',
+            handler: (request) => {
+                const error = errors.notAcceptable('not here');
+                error.output.headers['Content-Type'] = 'text/plain';
+                error.output.headers.Vary = decodeURIComponent((request.params as { vary: string }).vary);
+                return error;
+            }
+        },
+        {
+            method: 'GET',
             path: '/gateway',
             handler: fail(errors.badGateway('upstream 10.0.0.7 refused', { host: 'db1' }))
         },

@@ -227,6 +227,20 @@ describe('readProblem() is bounded', () => {
         expect(kept.length * limits.stringLength).toBeLessThanOrEqual(limits.totalCharacters);
     });
 
+    it('leaves out a member whose value holds a name longer than the string bound, or spends the rest of the budget', () => {
+        const longName = 'n'.repeat(limits.stringLength + 1);
+        expect(read({ nested: { [longName]: 1 }, kept: { short: 1 } })).toStrictEqual({
+            type: 'about:blank',
+            kept: { short: 1 }
+        });
+
+        // Each item passes the array's length check; their members spend the budget before the end.
+        const wide = Array.from({ length: 10 }, () =>
+            Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, i]))
+        );
+        expect(read({ wide, title: 't' })).toStrictEqual({ type: 'about:blank', title: 't' });
+    });
+
     it('skips a member whose name is longer than the string bound', () => {
         expect(read({ ['n'.repeat(limits.stringLength + 1)]: 1, short: 2 })).toStrictEqual({
             type: 'about:blank',
