@@ -38,6 +38,12 @@ const preludes: Record<string, Record<string, string>> = {
     Errors: {
         id: 'declare const id: string;',
         err: 'declare const err: unknown;'
+    },
+    'Problem details': {
+        server: "declare const server: import('@hapi/hapi').Server;",
+        account: 'declare const account: string;',
+        err: 'declare const err: unknown;',
+        body: 'declare const body: string;'
     }
 };
 
@@ -164,9 +170,9 @@ describe('the README as a user pastes it', () => {
         }
     });
 
-    it('finds the ts blocks, among them those of the client, cache, static files and errors sections', () => {
+    it('finds the ts blocks, among them those of the client, cache, static files, errors and problem details sections', () => {
         expect(blocks.map((block) => block.section)).toEqual(
-            expect.arrayContaining(['Client', 'Cache', 'Static files (hapi)', 'Errors'])
+            expect.arrayContaining(['Client', 'Cache', 'Static files (hapi)', 'Errors', 'Problem details'])
         );
     });
 
