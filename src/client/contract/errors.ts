@@ -2,20 +2,22 @@ import { HttpError } from '../../errors/index.js';
 import type { TimeoutPhase } from './timings.js';
 
 /**
- * The client's failure mapping. Every failure is an `HttpError`; when it stems from a lower-level
- * error, that error is kept as both `data` (hapi-world code reads it there) and `cause`.
+ * The client's failure mapping. Every failure is an `HttpError`; when it is made around a
+ * lower-level error, that error is kept as `data` (hapi-world code reads it there) and as `cause`,
+ * set as ES2022 sets it (own, not enumerable: out of the error's keys and JSON), which loggers,
+ * `util.inspect` and OpenTelemetry's exception recording follow (docs/problem-details.md, "`cause`").
  */
 
 /** An Error carrying a Node-style `code`. */
 export type CodedError = Error & { code?: string };
 
-function wrap(message: string, statusCode: number, underlying: unknown, ctor: Function): HttpError {
-    const error = new HttpError(message, { statusCode, data: underlying, ctor });
-    if (underlying !== undefined) {
-        error.cause = underlying;
-    }
-
-    return error;
+/**
+ * A new HttpError with `data`; `cause` names the error it is made around. Without one, an Error
+ * given as `data` is the cause (the HttpError constructor's rule), and anything else (a redirect
+ * trace, a proxy's refusal) is only `data`: no error was wrapped.
+ */
+function wrap(message: string, statusCode: number, data: unknown, ctor: Function, cause?: unknown): HttpError {
+    return new HttpError(message, { statusCode, data, ctor, cause });
 }
 
 /** 502: the connection or the request failed (refused, reset, DNS, TLS...). `data.code` tells which. */
@@ -66,14 +68,21 @@ export function aborted(signal: AbortSignal | undefined, what: 'request' | 'read
     return wrap(`Client ${what} aborted`, 500, cause, aborted);
 }
 
-/** A 502 for an upstream that broke the protocol (bad redirect, invalid JSON, corrupt compression). */
+/**
+ * A 502 for an upstream that broke the protocol (bad redirect, corrupt compression, a proxy's
+ * refusal). `data` says how: the redirect trace, the refusal, or the error it failed with, which is
+ * then the `cause` as well.
+ */
 export function badUpstream(message: string, data?: unknown): HttpError {
     return wrap(message, 502, data, badUpstream);
 }
 
-/** 500: the client cannot carry on (a stopped redirect, an unreplayable payload, a truncated response). */
+/**
+ * 500: the client cannot carry on (a stopped redirect, an unreplayable payload, a throwing listener
+ * or callback). What was thrown is `data` and `cause`, an Error or not.
+ */
 export function clientFailure(message: string, cause?: unknown): HttpError {
-    return wrap(message, 500, cause, clientFailure);
+    return wrap(message, 500, cause, clientFailure, cause);
 }
 
 /** A bad option: a `TypeError` naming the option, decorated as a 500 `HttpError` so callers handle one kind of failure. */
@@ -104,12 +113,7 @@ export function notJson(contentType: string | undefined): HttpError {
  * `cause`; `data` stays free for the response (`data.res`) the helpers add.
  */
 export function payloadStreamFailure(message: string, cause?: Error): HttpError {
-    const error = wrap(message, 500, undefined, payloadStreamFailure);
-    if (cause !== undefined) {
-        error.cause = cause;
-    }
-
-    return error;
+    return wrap(message, 500, undefined, payloadStreamFailure, cause);
 }
 
 /** 4xx/5xx response of a helper (`ResponseErrorData`). */
@@ -125,11 +129,5 @@ export function responseError(statusCode: number, reason: string, data: unknown)
 
 /** 502: the payload claims or is forced to be JSON but does not parse; `data.payload` is the raw Buffer. */
 export function invalidJson(err: SyntaxError, payload: Buffer): HttpError {
-    const error = new HttpError(`Invalid JSON response payload: ${err.message}`, {
-        statusCode: 502,
-        data: { payload },
-        ctor: invalidJson
-    });
-    error.cause = err;
-    return error;
+    return wrap(`Invalid JSON response payload: ${err.message}`, 502, { payload }, invalidJson, err);
 }
