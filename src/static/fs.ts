@@ -5,6 +5,7 @@ import { forbidden, type HttpError, internal, notFound, serverUnavailable } from
 /** What a failed file-system call becomes: the HttpError a client receives, with `data.path` (README, "Static files"). */
 export interface PathErrorData {
     path: string;
+    /** On a 500 only, where it always was: the same error as the HttpError's own `cause`. */
     cause?: Error;
 }
 
@@ -13,18 +14,24 @@ const missingCodes = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EIN
 /** Codes that mean "it exists but this process may not read it". */
 const deniedCodes = new Set(['EACCES', 'EPERM', 'EISDIR']);
 
-/** Maps an error of a file-system call on `path` to the HttpError the client receives. */
+/**
+ * Maps an error of a file-system call on `path` to the HttpError the client receives. The call's
+ * error is its `cause` (own, not enumerable, as ES2022 sets it), so a log of a 404 or a 403 still
+ * says which call failed and how; no response shows it.
+ */
 export function toPathError(err: NodeJS.ErrnoException, path: string): HttpError<PathErrorData> {
     const code = err.code ?? '';
+    const made = { cause: err };
     if (missingCodes.has(code)) {
-        return notFound(null, { path });
+        return notFound(null, { path }, made);
     }
 
     if (deniedCodes.has(code)) {
-        return forbidden(null, { path });
+        return forbidden(null, { path }, made);
     }
 
-    return internal(`Failed to access ${path}: ${err.message}`, { path, cause: err }) as HttpError<PathErrorData>;
+    const data: PathErrorData = { path, cause: err };
+    return internal(`Failed to access ${path}: ${err.message}`, data, 500, made) as HttpError<PathErrorData>;
 }
 
 /** How long a client told to come back for a file that keeps changing waits: a rewrite takes moments. */

@@ -160,6 +160,33 @@ describe('static serving errors: their status and data.path', () => {
         });
     });
 
+    it("the file-system call's error is the cause of each, own and not enumerable, as ES2022 sets it", async () => {
+        const server = await fileServer({ confine: false });
+        let error: unknown;
+        server.events.on('response', (request) => {
+            error = (request.response as unknown as { _error?: unknown })._error;
+        });
+        failFs('openSync', 'EACCES', 'hello.txt');
+        failFs('openSync', 'EIO', 'page.html');
+        for (const [url, status, code] of [
+            ['/file/missing.txt', 404, 'ENOENT'],
+            ['/file/hello.txt', 403, 'EACCES'],
+            ['/file/page.html', 500, 'EIO']
+        ] as const) {
+            expect((await server.inject(url)).statusCode).toBe(status);
+            const descriptor = Object.getOwnPropertyDescriptor(error, 'cause');
+            expect(descriptor, url).toMatchObject({ enumerable: false, writable: true, configurable: true });
+            expect((descriptor?.value as NodeJS.ErrnoException | undefined)?.code).toBe(code);
+            expect(Object.keys(error as object)).not.toContain('cause');
+            // data is what it was: the path, and on a 500 the same error as data.cause.
+            const data = (error as { data: { path: string; cause?: unknown } }).data;
+            expect(Object.keys(data)).toStrictEqual(status === 500 ? ['path', 'cause'] : ['path']);
+            if (status === 500) {
+                expect(data.cause).toBe(descriptor?.value);
+            }
+        }
+    });
+
     it('a failure while hashing is a 500 and the next request hashes again', async () => {
         const server = await fileServer();
         failFs('open', 'EIO', 'page.html');
