@@ -8,6 +8,11 @@ import { isUriReference } from './uri-reference.js';
  * hostile one can cost, whatever its size.
  */
 export const problemReadLimits = {
+    /**
+     * The largest body (in bytes, after any decoding) the client reads a problem document from: most
+     * are under 1 KiB, a long validation report a few KiB. A larger one is not a problem document.
+     */
+    bodyBytes: 65_536,
     /** The longest string kept, in a member of RFC 9457 or anywhere in an extension value. */
     stringLength: 8192,
     /** The characters kept in all, names and strings together. */
@@ -17,6 +22,20 @@ export const problemReadLimits = {
     /** The values (objects, arrays, strings, numbers...) kept across all extension members. */
     values: 1000
 } as const;
+
+/**
+ * True for the media type of a problem document in JSON, `application/problem+json` (RFC 9457,
+ * section 3), in any case and with any parameters (`; charset=utf-8`).
+ */
+export function isProblemJson(contentType: unknown): boolean {
+    if (typeof contentType !== 'string') {
+        return false;
+    }
+
+    const semicolon = contentType.indexOf(';');
+    const mediaType = semicolon === -1 ? contentType : contentType.slice(0, semicolon);
+    return mediaType.trim().toLowerCase() === 'application/problem+json';
+}
 
 /** Names never kept at any level: a client that merges the document into an object of its own would change that object's prototype through them. */
 const unsafeNames: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);

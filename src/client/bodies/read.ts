@@ -69,7 +69,8 @@ export interface ReadSink {
      * reader's costliest step, for the code they run cold on every request (bench/README.md, "Profiling").
      */
     readonly ownsSource?: boolean;
-    readSucceeded(payload: unknown): void;
+    /** `bodyBytes`: the length of the body read, after any decoding (also when `json` parsed it). */
+    readSucceeded(payload: unknown, bodyBytes: number): void;
     readFailed(err: HttpError): void;
 }
 
@@ -339,7 +340,7 @@ class PayloadReader {
             this.removeListeners();
         }
 
-        this.sink.readSucceeded(payload);
+        this.sink.readSucceeded(payload, this.length);
     }
 
     fail(err: HttpError): void {

@@ -2,7 +2,7 @@ import type { ClientRequest, Agent as HttpAgent, IncomingHttpHeaders, IncomingMe
 import type { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { HttpError } from '../../errors/index.js';
+import type { HttpError, ProblemDetails } from '../../errors/index.js';
 import type { CacheStore } from './cache-store.js';
 import type { PhaseTimeouts, Timings } from './timings.js';
 
@@ -323,4 +323,10 @@ export interface ResponseErrorData<T = unknown> {
     res: HopResponse;
     /** With the `retry` option: the attempts made, this response being the last one's. */
     attempts?: number;
+    /**
+     * The problem document (RFC 9457) of an `application/problem+json` body, as `readProblem()`
+     * reads it; absent for any other body, and for one that is not JSON or is over
+     * `problemReadLimits.bodyBytes` (docs/problem-details.md, "The client: `data.problem`").
+     */
+    problem?: ProblemDetails;
 }

@@ -1,4 +1,5 @@
 import type { HttpError } from '../../errors/index.js';
+import { problemOfBody } from '../bodies/problem-body.js';
 import { type BodyNotes, type DeadlineLeft, type ReadSink, readCheckedPayload } from '../bodies/read.js';
 import { clientFailure, responseError } from '../contract/errors.js';
 import type { HopResponse, ReadOptions, ResponseErrorData } from '../contract/types.js';
@@ -42,8 +43,9 @@ export class ReadForHelper implements Finisher {
 
 /**
  * The end of a per-method helper (`get()`, `post()`...) once its response has been read:
- * `{ res, payload }`, or for a 4xx/5xx status the error with the response in `data`. It is the
- * reader's sink, so the helper's one promise settles straight from the reader.
+ * `{ res, payload }`, or for a 4xx/5xx status the error with the response in `data`, and in
+ * `data.problem` the problem document of an `application/problem+json` body. It is the reader's
+ * sink, so the helper's one promise settles straight from the reader.
  */
 export class HelperRead implements ReadSink {
     readonly ownsSource = true;
@@ -54,7 +56,7 @@ export class HelperRead implements ReadSink {
         private readonly reject: (err: HttpError) => void
     ) {}
 
-    readSucceeded(payload: unknown): void {
+    readSucceeded(payload: unknown, bodyBytes: number): void {
         const res = this.res;
         const statusCode = res.statusCode as number;
         if (statusCode < 400) {
@@ -62,10 +64,16 @@ export class HelperRead implements ReadSink {
             return;
         }
 
-        const data: ResponseErrorData<unknown> = { isResponseError: true, headers: res.headers, payload, res };
+        const headers = res.headers;
+        const data: ResponseErrorData<unknown> = { isResponseError: true, headers, payload, res };
         const attempts = attemptsOf.get(res);
         if (attempts !== undefined) {
             data.attempts = attempts;
+        }
+
+        const problem = problemOfBody(headers['content-type'], payload, bodyBytes);
+        if (problem !== undefined) {
+            data.problem = problem;
         }
 
         this.reject(responseError(statusCode, res.statusMessage as string, data));
