@@ -1,3 +1,4 @@
+import { ownValue } from './own-value.js';
 import { defineMember, standardMembers } from './problem-fields.js';
 import type { ProblemDetails } from './types.js';
 import { isUriReference } from './uri-reference.js';
@@ -214,12 +215,6 @@ function keptString(value: unknown, budget: Budget): string | undefined {
 
     budget.characters -= value.length;
     return budget.characters >= 0 ? value : undefined;
-}
-
-/** An own data property's value; an accessor is never called. */
-function ownValue(object: object, name: string): unknown {
-    const descriptor = Object.getOwnPropertyDescriptor(object, name);
-    return descriptor !== undefined && 'value' in descriptor ? descriptor.value : undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
