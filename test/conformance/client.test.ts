@@ -901,6 +901,25 @@ describe('7 errors', () => {
             }
         }
     );
+    const outOfCredit = { type: 'https://example.com/probs/out-of-credit', status: 403, balance: 30 };
+    for (const json_ of [false, true]) {
+        conform(
+            `a 403 problem document (application/problem+json), json: ${json_}`,
+            (c, env) =>
+                c.get(`${env.http}/reply/403?type=application/problem%2Bjson&body=${json(outOfCredit)}`, {
+                    json: json_
+                }),
+            {
+                guide: 'A problem document is read for you',
+                check: (ours, theirs) => {
+                    const { problem, ...rest } = failure(ours).data as Record<string, unknown>;
+                    expect(problem).toStrictEqual(outOfCredit);
+                    // Everything else is upstream's: the status, the class, the payload as json left it.
+                    expect({ ...failure(ours), data: rest }).toStrictEqual(failure(theirs));
+                }
+            }
+        );
+    }
     conform("json: 'strict' refusing a 200", (c, env) =>
         c.get(`${env.http}/reply/200?type=text/plain&body=x`, { json: 'strict' })
     );
