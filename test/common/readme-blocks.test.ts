@@ -42,8 +42,7 @@ const preludes: Record<string, Record<string, string>> = {
     'Problem details': {
         server: "declare const server: import('@hapi/hapi').Server;",
         account: 'declare const account: string;',
-        err: 'declare const err: unknown;',
-        body: 'declare const body: string;'
+        err: 'declare const err: unknown;'
     }
 };
 
