@@ -1,6 +1,6 @@
 // An ES module using the entry points that need neither @hapi/hapi nor OpenTelemetry.
 import { client, errors, problemDetails, staticFiles } from 'tracewire';
-import { type RequestUri, client as sameClient } from 'tracewire/client';
+import { type RequestUri, type ResponseErrorData, client as sameClient } from 'tracewire/client';
 import { type HttpError, notFound, type ProblemDetails, readProblem, toProblem } from 'tracewire/errors';
 
 const api = client.defaults({ baseUrl: 'https://api.example.com/', json: true, events: true });
@@ -19,3 +19,5 @@ export const typed: HttpError = notFound('gone', null, { type: 'https://example.
 export const document: ProblemDetails = toProblem(typed, { instance: '/users/7' });
 export const received: ProblemDetails | undefined = readProblem(JSON.parse('{"status":404}'));
 export const problemPlugin: string = problemDetails.name === errors.problemDetails.name ? problemDetails.name : '';
+// A helper's rejection of an application/problem+json response carries the document.
+export const receivedProblem = (err: HttpError<ResponseErrorData>): ProblemDetails | undefined => err.data.problem;
