@@ -22,7 +22,7 @@ export function problemOfBody(contentType: unknown, payload: unknown, bodyBytes:
     try {
         parsed = JSON.parse(payload.toString('utf8'));
     } catch {
-        // Not JSON, or (on a runtime whose parser recurses) nested past the stack: not a document.
+        // Not JSON (a proxy's HTML page, a truncated body): not a document, and not an error of its own.
         return undefined;
     }
 
