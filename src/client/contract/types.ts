@@ -111,6 +111,37 @@ export interface RequestOptions {
      * `defaults()`, the new client keeps its own store; per request, `false` bypasses the client's cache.
      */
     cache?: boolean | CacheOptions | null | undefined;
+    /**
+     * HTTP/2 (README "HTTP/2"): `false` (the default) speaks HTTP/1.1 only; `true` offers `h2` and
+     * `http/1.1` by ALPN on https and speaks what the server picks (the answer is remembered per
+     * origin); an object means `true` with the settings it gives (`h2c: true` also speaks HTTP/2 in
+     * cleartext, with prior knowledge, to http URLs and `socketPath`).
+     */
+    http2?: boolean | Http2Options | null | undefined;
+}
+
+/** The `http2` option as an object: HTTP/2 on, with these settings; an absent field keeps its default. */
+export interface Http2Options {
+    /** Cleartext HTTP/2 with prior knowledge for http URLs and `socketPath` (no negotiation). Default false. */
+    h2c?: boolean | null | undefined;
+    /**
+     * Streams opened at most on one session; another session opens beyond it. Default: as many as the
+     * server's `SETTINGS_MAX_CONCURRENT_STREAMS` allows.
+     */
+    maxConcurrentStreams?: number | null | undefined;
+    /** Milliseconds between PINGs on a session with streams open; 0 sends none. Default 30 000. */
+    pingInterval?: number | null | undefined;
+    /**
+     * Milliseconds a PING may wait for its answer: a session that does not answer in time is closed,
+     * and its streams fail with a 502 (`data.code` `ETIMEDOUT`), retried as any network error. Default 10 000.
+     */
+    pingTimeout?: number | null | undefined;
+    /** Milliseconds a session with no stream open stays open. Default 60 000. */
+    idleTimeout?: number | null | undefined;
+    /** The receive window of each stream (`SETTINGS_INITIAL_WINDOW_SIZE`), in bytes. Default 4 MiB. */
+    initialWindowSize?: number | null | undefined;
+    /** The receive window of each session, shared by its streams, in bytes. Default 16 MiB. */
+    connectionWindowSize?: number | null | undefined;
 }
 
 /** The `cache` option as an object (README "Cache"); an absent field keeps its default. */
@@ -233,8 +264,13 @@ export interface RequestUri extends URL {
     resendReason: ResendReason | undefined;
 }
 
-/** Why a hop is a re-send of the one before it, outside redirects and retries: `uri.resendReason`. */
-export type ResendReason = 'stale-connection';
+/**
+ * Why a hop is a re-send of the one before it, outside redirects and retries (`uri.resendReason`):
+ * `'stale-connection'`, its kept-alive connection had been closed by the server (README "Stale
+ * connections"); `'http2-refused-stream'` and `'http2-goaway'`, an HTTP/2 server refused the stream,
+ * or closed its session before processing it, so it was never processed (README "HTTP/2").
+ */
+export type ResendReason = 'stale-connection' | 'http2-refused-stream' | 'http2-goaway';
 
 /**
  * The `details` argument of the `response` event.

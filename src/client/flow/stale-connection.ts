@@ -58,6 +58,24 @@ export function isIdempotent(hop: FailedHop): boolean {
 }
 
 /**
+ * The reason to send again at once a hop the server says it never processed, whatever its method
+ * (RFC 9113 8.7): an HTTP/2 stream refused (REFUSED_STREAM), or above the last stream a GOAWAY says
+ * was processed; once, and only when its payload can be sent again. Undefined otherwise.
+ */
+export function unprocessedResendReason(hop: FailedHop): ResendReason | undefined {
+    if (hop.resendReason !== undefined || !hop.replayable || hop.err.typeof !== requestError) {
+        return undefined;
+    }
+
+    const code = (hop.err.data as CodedError | null)?.code;
+    return code === 'ERR_HTTP2_REFUSED_STREAM'
+        ? 'http2-refused-stream'
+        : code === 'ERR_HTTP2_GOAWAY'
+          ? 'http2-goaway'
+          : undefined;
+}
+
+/**
  * The reason to send the hop again at once, or undefined when its failure stands: it failed on a
  * stale connection, the request is idempotent and its payload can be sent again, and the hop is not
  * already a re-send (one per hop).

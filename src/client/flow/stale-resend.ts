@@ -2,7 +2,12 @@ import type { HttpError } from '../../errors/index.js';
 import type { EffectiveOptions, ResendReason } from '../contract/types.js';
 import type { Destination } from '../wire/destination.js';
 import type { Hop } from '../wire/hop.js';
-import { type FailedHop, failedOnStaleConnection, staleResendReason } from './stale-connection.js';
+import {
+    type FailedHop,
+    failedOnStaleConnection,
+    staleResendReason,
+    unprocessedResendReason
+} from './stale-connection.js';
 
 /** What re-sending a stale connection's hop needs of the call's flow (request-flow.ts). */
 export interface ResendingFlow {
@@ -14,10 +19,11 @@ export interface ResendingFlow {
 }
 
 /**
- * Sends the hop again, at once and outside the `retry` budget, when it failed on a kept-alive
- * connection the server had closed (the pure policy of stale-connection.ts, README "Stale
- * connections"); true when it will be. The pool's idle connections older than that one are retired
- * first, so the re-send does not land on another.
+ * Sends the hop again, at once and outside the `retry` budget, when the server never processed it
+ * (an HTTP/2 stream refused, or cut by a GOAWAY before processing) or it failed on a kept-alive
+ * connection the server had closed (the pure policies of stale-connection.ts, README "Stale
+ * connections" and "HTTP/2"); true when it will be. After a stale connection, the pool's idle
+ * connections older than that one are retired first, so the re-send does not land on another.
  */
 export function resendIfStale(flow: ResendingFlow, hop: Hop, err: HttpError): boolean {
     const failed: FailedHop = {
@@ -29,12 +35,16 @@ export function resendIfStale(flow: ResendingFlow, hop: Hop, err: HttpError): bo
         replayable: flow.canResend(hop),
         resendReason: hop.resendReason
     };
-    if (!failedOnStaleConnection(failed)) {
-        return false;
+    let reason = unprocessedResendReason(failed);
+    if (reason === undefined) {
+        if (!failedOnStaleConnection(failed)) {
+            return false;
+        }
+
+        hop.retireIdlePeers();
+        reason = staleResendReason(failed);
     }
 
-    hop.retireIdlePeers();
-    const reason = staleResendReason(failed);
     if (reason === undefined || flow.settled) {
         return false;
     }

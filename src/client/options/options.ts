@@ -11,6 +11,7 @@ import type {
     WithoutNull
 } from '../contract/types.js';
 import { cacheProblem } from './cache.js';
+import { http2Problem } from './http2.js';
 import { proxyProblem } from './proxy.js';
 import { retryProblem } from './retry.js';
 import { mergePhaseTimeouts, phaseTimeoutsProblem } from './timeouts.js';
@@ -100,6 +101,8 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return phaseTimeoutsProblem(value);
         case 'cache':
             return cacheProblem(value);
+        case 'http2':
+            return http2Problem(value);
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':

@@ -16,9 +16,10 @@ import { announceHop, announceRequest, type Pipeline, reportHop, requestUriOf } 
 import { type Destination, destinationOf } from './destination.js';
 import { HopClock } from './hop-timings.js';
 import { http1 } from './http1/exchange.js';
+import { http2 } from './http2/exchange.js';
 import { PhaseGuard, type PhaseGuardOwner } from './phase-guard.js';
 import { originHeaders, type ProxyRoute, proxyRouteOf } from './proxy.js';
-import type { ConnectionMoments, Exchange, ExchangeHop } from './transport.js';
+import type { ConnectionMoments, Exchange, ExchangeHop, Transport } from './transport.js';
 
 /** What a hop needs from the request it belongs to (request-flow.ts), and how it hands its end back. */
 export interface HopOwner {
@@ -172,7 +173,7 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
 
             this.headers = headers;
             this.clock.boundBy(PhaseGuard.of(options.timeouts, this));
-            exchange = http1.open(this);
+            exchange = transportOf(options, destination, this.proxy).open(this);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
             // header Node refuses): the hop began, so it still gets its response event, without a request.
@@ -298,6 +299,20 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
     retireIdlePeers(): void {
         this.exchange?.retireIdlePeers();
     }
+}
+
+/**
+ * The transport of a hop: HTTP/2 with the `http2` option where it applies — https (ALPN decides), or
+ * http with `h2c` — except through a forwarding proxy (an http target's request goes to the proxy,
+ * which speaks HTTP/1.1); HTTP/1.1 otherwise.
+ */
+function transportOf(options: EffectiveOptions, destination: Destination, proxy: ProxyRoute | undefined): Transport {
+    const option = options.http2;
+    if (option === undefined || option === false || (proxy !== undefined && !proxy.tunnel)) {
+        return http1;
+    }
+
+    return destination.isHttps || (option !== true && option.h2c === true) ? http2 : http1;
 }
 
 function bodyless(method: string): boolean {

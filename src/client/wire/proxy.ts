@@ -124,27 +124,22 @@ export function redactedProxy(url: URL): string {
  * a 407 to an absolute-form request. Undefined for a response from the origin.
  */
 export function proxyRefusal(route: ProxyRoute, res: HopResponse): HttpError | undefined {
-    let statusCode: number;
-    let statusText: string;
-    let headers: IncomingHttpHeaders;
     if (route.tunnel) {
-        if (route.connectStatus === undefined || route.connectStatus === 200) {
-            return undefined;
-        }
-
-        statusCode = route.connectStatus;
-        statusText = route.connectStatusText ?? '';
-        headers = route.connectHeaders ?? {};
-    } else {
-        if (res.statusCode !== 407) {
-            return undefined;
-        }
-
-        statusCode = 407;
-        statusText = res.statusMessage ?? '';
-        headers = res.headers;
+        return tunnelRefusal(route);
     }
 
+    return res.statusCode === 407 ? refusal(route, 407, res.statusMessage ?? '', res.headers) : undefined;
+}
+
+/** The 502 for a tunnel whose CONNECT the proxy answered with anything but 200; undefined for a tunnel it opened. */
+export function tunnelRefusal(route: ProxyRoute): HttpError | undefined {
+    const statusCode = route.connectStatus;
+    return statusCode === undefined || statusCode === 200
+        ? undefined
+        : refusal(route, statusCode, route.connectStatusText ?? '', route.connectHeaders ?? {});
+}
+
+function refusal(route: ProxyRoute, statusCode: number, statusText: string, headers: IncomingHttpHeaders): HttpError {
     const what = route.tunnel ? 'the tunnel' : 'the request';
     return badUpstream(`Proxy ${route.name} refused ${what} with ${statusCode} ${statusText}`.trimEnd(), {
         proxy: route.name,

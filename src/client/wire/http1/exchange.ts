@@ -37,6 +37,19 @@ export const http1: Transport = {
     }
 };
 
+/**
+ * An HTTP/1.1 exchange on a connection made and timed already: the one an `http2` hop opened, whose
+ * server answered ALPN with `http/1.1` (http2/pool.ts). No agent: the connection carries this one
+ * exchange and closes after it, as with `agent: false`; the origin's later hops go to the agents.
+ */
+export function http1OverSocket(hop: ExchangeHop, socket: Socket): Exchange {
+    const nodeOptions = toNodeOptions(hop.destination, hop.method, hop.headers, hop.options, hop.agents);
+    nodeOptions.agent = undefined;
+    nodeOptions.createConnection = () => socket;
+    const req = createNodeRequest(hop.destination.isHttps, nodeOptions, hop.scope);
+    return new Http1Exchange(hop, req, undefined, undefined, true);
+}
+
 // The exchange rides on its request, and on a socket while it connects, so the listeners below can be
 // shared functions rather than closures made for every request.
 const exchangeOf = Symbol('tracewire.exchange');
@@ -52,7 +65,9 @@ class Http1Exchange implements Exchange, UploadOwner {
         readonly hop: ExchangeHop,
         readonly request: ClientRequest,
         private readonly agent: Agent | undefined,
-        private readonly proxy: ProxyRoute | undefined
+        private readonly proxy: ProxyRoute | undefined,
+        /** True for a connection whose moments were told as it was made (`http1OverSocket`). */
+        connected = false
     ) {
         const req = request as ExchangeRequest;
         req[exchangeOf] = this;
@@ -64,7 +79,9 @@ class Http1Exchange implements Exchange, UploadOwner {
         req.on('error', onRequestError);
         req.on('close', onRequestClose);
         req.on('finish', onFinish);
-        if (proxy?.tunnel) {
+        if (connected) {
+            // Nothing of the connection to follow.
+        } else if (proxy?.tunnel) {
             hop.moments.tunnelOpening();
             req.on('socket', onSocket);
             req.on('proxyConnect', onTunnelConnect);

@@ -1,6 +1,7 @@
 import type { RequestOptions as NodeRequestOptions } from 'node:http';
 import { http, https } from '../../../common/node-modules.js';
 import type { Agents, EffectiveOptions } from '../../contract/types.js';
+import { agentFor } from '../connection-settings.js';
 import type { Destination } from '../destination.js';
 
 /**
@@ -27,14 +28,7 @@ export function toNodeOptions(
     agents: Agents
 ): NodeRequestOptions {
     const isHttps = destination.isHttps;
-    const agent =
-        options.agent !== undefined
-            ? options.agent
-            : isHttps
-              ? options.rejectUnauthorized === false
-                  ? agents.httpsAllowUnauthorized
-                  : agents.https
-              : agents.http;
+    const agent = agentFor(destination, options, agents);
     (headers as Record<symbol, unknown>)[clientRequestMarker] = true;
     const host = destination.hostname;
     const port = destination.port;

@@ -5,6 +5,7 @@ import type { HttpProxyAgent } from 'http-proxy-agent';
 import type { HttpsProxyAgent } from 'https-proxy-agent';
 import { net, tls } from '../../../common/node-modules.js';
 import type { Agents } from '../../contract/types.js';
+import { originTlsOptions } from '../connection-settings.js';
 import type { Destination } from '../destination.js';
 import type { ProxyRoute } from '../proxy.js';
 import { proxyPackages } from '../proxy-packages.js';
@@ -31,39 +32,6 @@ export function throughProxy(
     // The proxy agents tell a tunnel from a forwarded request by the scheme.
     nodeOptions.protocol = destination.protocol;
 }
-
-/**
- * The settings of a TLS connection to the origin, as `tls.connect()` takes them: what a custom
- * https agent carries to trust an in-house CA, present a client certificate or pin the protocol.
- */
-const originTlsOptions = [
-    'ALPNProtocols',
-    'ca',
-    'cert',
-    'checkServerIdentity',
-    'ciphers',
-    'clientCertEngine',
-    'crl',
-    'dhparam',
-    'ecdhCurve',
-    'honorCipherOrder',
-    'key',
-    'maxVersion',
-    'minDHSize',
-    'minVersion',
-    'passphrase',
-    'pfx',
-    'privateKeyEngine',
-    'privateKeyIdentifier',
-    'rejectUnauthorized',
-    'secureContext',
-    'secureOptions',
-    'secureProtocol',
-    'servername',
-    'session',
-    'sessionIdContext',
-    'sigalgs'
-] as const;
 
 /**
  * Puts the TLS settings of the https agent the hop would use without a proxy on its options: the

@@ -1,0 +1,212 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { NetConnectOpts, Socket } from 'node:net';
+import type { ConnectionOptions, TLSSocket } from 'node:tls';
+import { http, https, net, tls } from '../../../common/node-modules.js';
+import type { EffectiveOptions } from '../../contract/types.js';
+import type { Destination } from '../destination.js';
+import type { ProxyRoute } from '../proxy.js';
+import type { ConnectionMoments } from '../transport.js';
+
+/**
+ * Opening the connection of a new HTTP/2 session (README "HTTP/2"): TCP, or TLS offering the
+ * protocols by ALPN, to the origin, to its `socketPath`, or through a proxy's CONNECT tunnel; the
+ * moments told to the hop that opens it, as HTTP/1.1's agent sockets tell them.
+ */
+
+/** What to connect to, and how. */
+export interface ConnectionTarget {
+    readonly destination: Destination;
+    readonly options: EffectiveOptions;
+    readonly proxy: ProxyRoute | undefined;
+    /** The TLS settings (connection-settings.ts), or undefined for cleartext (h2c). */
+    readonly tls: Record<string, unknown> | undefined;
+    /** The protocols offered by ALPN, most wanted first. */
+    readonly alpn: readonly string[];
+}
+
+/** Who hears of the connection: the moments (while the hop that opened it still wants them), the outcome. */
+export interface ConnectionWatcher {
+    /** The moments of the hop that opened the connection; undefined once it left. */
+    readonly moments: ConnectionMoments | undefined;
+    /** The connection is up: `protocol` is what ALPN chose (`h2`, `http/1.1`), or `h2` for cleartext. */
+    connected(socket: Socket, protocol: string): void;
+    failed(err: Error): void;
+}
+
+/** A connection being opened: `abandon()` stops it when nobody waits for it any more. */
+export interface Opening {
+    abandon(): void;
+}
+
+export function openConnection(target: ConnectionTarget, watcher: ConnectionWatcher): Opening {
+    return target.proxy?.tunnel ? tunnelThrough(target.proxy, target, watcher) : connectDirectly(target, watcher);
+}
+
+function connectDirectly(target: ConnectionTarget, watcher: ConnectionWatcher): Opening {
+    const { destination, options } = target;
+    const where: Record<string, unknown> =
+        options.socketPath === undefined
+            ? { host: destination.hostname, port: destination.port }
+            : { path: options.socketPath };
+    if (options.lookup !== undefined) {
+        where.lookup = options.lookup;
+    }
+
+    if (options.family !== undefined) {
+        where.family = options.family;
+    }
+
+    if (options.hints !== undefined) {
+        where.hints = options.hints;
+    }
+
+    const named = options.socketPath === undefined && net.isIP(destination.hostname) === 0;
+    const socket: Socket =
+        target.tls === undefined
+            ? net.connect(where as unknown as NetConnectOpts)
+            : tls.connect({ ...target.tls, ...where, ALPNProtocols: [...target.alpn] } as ConnectionOptions);
+    watcher.moments?.connectionOpening(named ? 'lookup' : 'connect');
+    return followSocket(socket, target.tls !== undefined, watcher);
+}
+
+/** Follows a socket until it is ready for the session (connected, and through its TLS handshake). */
+function followSocket(socket: Socket, secure: boolean, watcher: ConnectionWatcher): Opening {
+    let done = false;
+    const onLookup = (err: Error | null) => {
+        if (err === null) {
+            // With several addresses to try, Node may report more than one lookup: the first one counts.
+            socket.removeListener('lookup', onLookup);
+            watcher.moments?.lookedUp();
+        }
+    };
+    const onConnect = () => {
+        socket.removeListener('lookup', onLookup);
+        watcher.moments?.connected(secure);
+        if (!secure) {
+            finish();
+            watcher.connected(socket, 'h2');
+        }
+    };
+    const onSecure = () => {
+        watcher.moments?.secured();
+        finish();
+        watcher.connected(socket, (socket as TLSSocket).alpnProtocol || 'http/1.1');
+    };
+    const onError = (err: Error) => {
+        finish();
+        socket.destroy();
+        watcher.failed(err);
+    };
+    const finish = () => {
+        done = true;
+        socket.removeListener('lookup', onLookup);
+        socket.removeListener('connect', onConnect);
+        socket.removeListener('secureConnect', onSecure);
+        socket.removeListener('error', onError);
+    };
+    socket.on('lookup', onLookup);
+    socket.on('connect', onConnect);
+    if (secure) {
+        socket.on('secureConnect', onSecure);
+    }
+
+    socket.on('error', onError);
+    return {
+        abandon() {
+            if (!done) {
+                finish();
+                socket.destroy();
+            }
+        }
+    };
+}
+
+/**
+ * A CONNECT tunnel through the proxy of `route` (the proxy resolves the origin's name: the tunnel is
+ * the connect phase), then TLS to the origin inside it. The proxy's answer is noted on the route,
+ * where a refusal is read as the hop's failure (proxy.ts).
+ */
+function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: ConnectionWatcher): Opening {
+    const { destination } = target;
+    const authority = `${destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname}:${destination.port}`;
+    const headers: Record<string, string> = { host: authority };
+    const credential = route.credential ?? credentialsOf(route.url);
+    if (credential !== undefined) {
+        headers['proxy-authorization'] = String(credential);
+    }
+
+    const proxyIsHttps = route.url.protocol === 'https:';
+    const connect: ClientRequest = (proxyIsHttps ? https : http).request({
+        host: route.hostname,
+        port: route.url.port === '' ? (proxyIsHttps ? 443 : 80) : Number(route.url.port),
+        method: 'CONNECT',
+        path: authority,
+        headers,
+        agent: false,
+        lookup: target.options.lookup,
+        family: target.options.family
+    });
+    let inner: Opening | undefined;
+    let done = false;
+    const fail = (err: Error) => {
+        if (!done) {
+            done = true;
+            watcher.failed(err);
+        }
+    };
+    watcher.moments?.tunnelOpening();
+    connect.once('connect', (res: IncomingMessage, socket: Socket) => {
+        route.connectStatus = res.statusCode;
+        route.connectStatusText = res.statusMessage;
+        route.connectHeaders = res.headers;
+        watcher.moments?.tunnelConnected(res.statusCode);
+        if (res.statusCode !== 200) {
+            socket.destroy();
+            done = true;
+            // The hop reads the refusal from the route (tunnelRefusal); the error says the same for anyone else.
+            watcher.failed(new Error(`proxy ${route.name} refused the tunnel with ${res.statusCode}`));
+            return;
+        }
+
+        route.connected = true;
+        watcher.moments?.tunnelAssigned();
+        const secured = tls.connect({
+            ...target.tls,
+            socket,
+            ALPNProtocols: [...target.alpn]
+        } as ConnectionOptions);
+        done = true;
+        inner = followSocket(secured, true, watcher);
+    });
+    connect.once('response', (res: IncomingMessage) => {
+        // A proxy that answers CONNECT without upgrading it: as a refusal.
+        res.resume();
+        route.connectStatus = res.statusCode;
+        route.connectStatusText = res.statusMessage;
+        route.connectHeaders = res.headers;
+        connect.destroy();
+        fail(new Error(`proxy ${route.name} refused the tunnel with ${res.statusCode}`));
+    });
+    connect.on('error', fail);
+    connect.end();
+    return {
+        abandon() {
+            if (inner !== undefined) {
+                inner.abandon();
+            } else if (!done) {
+                done = true;
+                connect.destroy();
+            }
+        }
+    };
+}
+
+/** What a proxy URL's user name and password say, as the Basic credential a CONNECT carries. */
+function credentialsOf(url: URL): string | undefined {
+    if (url.username === '' && url.password === '') {
+        return undefined;
+    }
+
+    const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    return `Basic ${Buffer.from(pair).toString('base64')}`;
+}

@@ -1,0 +1,99 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { ClientHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
+import { http } from '../../../common/node-modules.js';
+
+// The stream a response reads, in a slot of ours: IncomingMessage has no place for it.
+const streamOf = Symbol('tracewire.http2Stream');
+type StreamResponse = IncomingMessage & {
+    [streamOf]: ClientHttp2Stream;
+    _readableState: { readingMore: boolean };
+};
+
+/**
+ * The response of an HTTP/2 stream as the client hands it on (README "HTTP/2"): an `IncomingMessage`
+ * with no socket, whose `statusCode`, `headers`, `rawHeaders` and `httpVersion` (`'2.0'`) come from
+ * the stream's HEADERS and whose body is the stream's DATA, with the stream's own flow control (the
+ * stream pauses while the body is not read). `statusMessage` is the status's standard text: HTTP/2
+ * carries none. Everything that reads a response (the helpers, `read()`, the cache, decoding) reads it
+ * as it reads an HTTP/1.1 one.
+ */
+export function responseOfStream(
+    stream: ClientHttp2Stream,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    rawHeaders: string[]
+): IncomingMessage {
+    const res = new http.IncomingMessage(null as unknown as Socket) as StreamResponse;
+    res[streamOf] = stream;
+    res.statusCode = statusCode;
+    res.statusMessage = http.STATUS_CODES[statusCode] ?? '';
+    res.httpVersion = '2.0';
+    res.httpVersionMajor = 2;
+    res.httpVersionMinor = 0;
+    res.headers = headers;
+    res.rawHeaders = rawHeaders;
+    res._read = readStream;
+    res._destroy = destroyStream;
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('trailers', onTrailers);
+    (stream as ClientHttp2Stream & { [responseOf]?: StreamResponse })[responseOf] = res;
+    return res;
+}
+
+const responseOf = Symbol('tracewire.http2Response');
+type ResponseStream = ClientHttp2Stream & { [responseOf]: StreamResponse };
+
+/** The body stopped before its end (the stream was reset, the session went away): the response fails with `err`. */
+export function cutResponse(stream: ClientHttp2Stream, err: Error): void {
+    const res = (stream as Partial<ResponseStream>)[responseOf];
+    if (res !== undefined && !res.complete && !res.destroyed) {
+        res.destroy(err);
+    }
+}
+
+function onData(this: ResponseStream, chunk: Buffer): void {
+    if (!this[responseOf].push(chunk)) {
+        // The reader is behind: the stream stops taking DATA, so its window closes and the server waits.
+        this.pause();
+    }
+}
+
+function onEnd(this: ResponseStream): void {
+    const res = this[responseOf];
+    res.complete = true;
+    res.push(null);
+}
+
+function onTrailers(this: ResponseStream, trailers: IncomingHttpHeaders): void {
+    const res = this[responseOf];
+    res.trailers = trailers as NodeJS.Dict<string>;
+}
+
+function readStream(this: StreamResponse): void {
+    // As IncomingMessage's own `_read` marks it, so Node's readable machinery treats both alike.
+    this._readableState.readingMore = false;
+    this[streamOf].resume();
+}
+
+/**
+ * The response let go before its end (the caller destroyed it, or it was cut): the stream is reset
+ * with CANCEL, which tells the server to stop sending, and the session carries on.
+ */
+function destroyStream(this: StreamResponse, err: Error | null, callback: (err?: Error | null) => void): void {
+    const stream = this[streamOf];
+    if (!this.complete) {
+        this.aborted = true;
+        this.emit('aborted');
+    }
+
+    if (!stream.closed && !stream.destroyed) {
+        stream.close(http2Cancel);
+    }
+
+    callback(err);
+}
+
+// NGHTTP2_CANCEL (RFC 9113 7): the stream is no longer needed.
+const http2Cancel = 0x8;

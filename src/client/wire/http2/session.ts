@@ -1,0 +1,230 @@
+import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
+import type { Socket } from 'node:net';
+import type { Http2Settings } from './settings.js';
+
+/**
+ * One HTTP/2 session of the pool (pool.ts): the streams it carries, how many more it may take, and
+ * its life — ready once the server's first SETTINGS came, draining once it got a GOAWAY (it takes no
+ * new stream, those it has finish), watched by PINGs while it carries streams (one left unanswered
+ * closes it: its streams fail as a network error), closed after `idleTimeout` without a stream.
+ * Unref'd while idle, so an idle session never keeps the process alive.
+ */
+
+/** What a session tells its pool. */
+export interface SessionOwner {
+    /** The session can take `room` more streams (it became ready, or streams closed). */
+    roomFreed(session: LiveSession): void;
+    /** The session is gone (closed, failed, or it got a GOAWAY): it takes no more streams. */
+    retired(session: LiveSession): void;
+}
+
+/** Why a session went away, for the streams it cut and their spans (README "HTTP/2"). */
+export interface SessionEnd {
+    readonly event: 'goaway' | 'ping-timeout';
+    /** The GOAWAY's error code (0: NO_ERROR, a graceful shutdown). */
+    readonly errorCode?: number;
+    /** The last stream the server processed: those above it were not. */
+    readonly lastStreamId?: number;
+    readonly pingTimeout?: number;
+}
+
+// The HTTP/2 error code of an answer-less session: the connection is dead to us (RFC 9113 7, CANCEL
+// is for one stream; a session we give up on is closed with no code of the peer's to report).
+export const pingTimeoutCode = 'ETIMEDOUT';
+
+export class LiveSession {
+    /** Streams open on the session. */
+    active = 0;
+    /** Streams the session ever carried: a stream on a session that carried one before is on a reused connection. */
+    carried = 0;
+    ready = false;
+    /** The first error of the session, if it failed. */
+    failure: Error | undefined;
+    /** Set once the session takes no new stream: a GOAWAY came, it failed, or it closed. */
+    retiredFor: SessionEnd | 'closed' | undefined;
+    private idleTimer: NodeJS.Timeout | undefined;
+    private pingTimer: NodeJS.Timeout | undefined;
+    private pingDeadline: NodeJS.Timeout | undefined;
+
+    constructor(
+        readonly session: ClientHttp2Session,
+        readonly socket: Socket,
+        private readonly settings: Http2Settings,
+        private readonly owner: SessionOwner
+    ) {
+        session.on('remoteSettings', () => {
+            if (!this.ready) {
+                this.ready = true;
+                this.armIdle();
+            }
+
+            // A server may raise its limit later: waiting streams may fit now.
+            this.owner.roomFreed(this);
+        });
+        session.on('goaway', (errorCode: number, lastStreamId: number) => {
+            // Node shuts the session down itself: the streams the server processed finish, the others are refused.
+            this.retire({ event: 'goaway', errorCode, lastStreamId });
+        });
+        // The streams hear of a session's failure themselves (each gets its error); kept for the streams
+        // that waited for a session that failed before it was ready, and so that Node does not throw it.
+        session.on('error', (err: Error) => {
+            this.failure ??= err;
+        });
+        session.once('close', () => {
+            this.stopTimers();
+            this.retire('closed');
+        });
+        if (settings.connectionWindowSize > 65_535) {
+            session.setLocalWindowSize(settings.connectionWindowSize);
+        }
+
+        session.unref();
+    }
+
+    /** How many more streams the session may take now. */
+    get room(): number {
+        if (!this.ready || this.retiredFor !== undefined || this.session.destroyed) {
+            return 0;
+        }
+
+        const serverLimit = this.session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+        return Math.min(serverLimit, this.settings.maxConcurrentStreams) - this.active;
+    }
+
+    /** Opens a stream; the caller checked `room`. */
+    open(fields: OutgoingHttpHeaders, endStream: boolean): ClientHttp2Stream {
+        const stream = this.session.request(fields, { endStream });
+        this.active++;
+        this.carried++;
+        if (this.active === 1) {
+            clearTimeout(this.idleTimer);
+            this.idleTimer = undefined;
+            // A session with a stream in flight keeps the process alive, as a socket with a request does.
+            this.session.ref();
+            this.armPing();
+        }
+
+        stream.once('close', () => this.streamClosed());
+        return stream;
+    }
+
+    /** The GOAWAY or the PING that ended the session, if one did. */
+    get end(): SessionEnd | undefined {
+        return this.retiredFor === 'closed' ? undefined : this.retiredFor;
+    }
+
+    /** Closes the session at once (its streams fail with `err`): it was found dead. */
+    destroy(err: Error): void {
+        this.retire('closed');
+        if (!this.session.destroyed) {
+            this.session.destroy(err);
+        }
+    }
+
+    private streamClosed(): void {
+        this.active--;
+        if (this.active === 0) {
+            this.stopPing();
+            if (!this.session.destroyed) {
+                this.session.unref();
+            }
+
+            this.armIdle();
+        }
+
+        this.owner.roomFreed(this);
+    }
+
+    private retire(reason: SessionEnd | 'closed'): void {
+        if (this.retiredFor === undefined) {
+            this.retiredFor = reason;
+            this.owner.retired(this);
+        }
+
+        if (this.active === 0 && !this.session.closed && !this.session.destroyed) {
+            // Nothing left to finish: the session goes now rather than at its idle timeout.
+            this.session.close();
+        }
+    }
+
+    private armIdle(): void {
+        if (this.active > 0 || this.retiredFor !== undefined || this.settings.idleTimeout === 0) {
+            return;
+        }
+
+        clearTimeout(this.idleTimer);
+        this.idleTimer = setTimeout(closeIdle, this.settings.idleTimeout, this).unref();
+    }
+
+    /** The idle timeout passed with no stream opened: the session closes gracefully. */
+    closeIdle(): void {
+        this.idleTimer = undefined;
+        if (this.active === 0) {
+            this.retire('closed');
+            this.session.close();
+        }
+    }
+
+    private armPing(): void {
+        const interval = this.settings.pingInterval;
+        if (interval > 0 && this.pingTimer === undefined) {
+            this.pingTimer = setInterval(sendPing, interval, this).unref();
+        }
+    }
+
+    /** Sends a PING; one left unanswered for `pingTimeout` ms closes the session as dead. */
+    ping(): void {
+        if (this.pingDeadline !== undefined || this.session.destroyed) {
+            return;
+        }
+
+        const timeout = this.settings.pingTimeout;
+        this.pingDeadline = setTimeout(pingUnanswered, timeout, this).unref();
+        try {
+            this.session.ping((err) => {
+                if (err === null) {
+                    clearTimeout(this.pingDeadline);
+                    this.pingDeadline = undefined;
+                }
+            });
+        } catch {
+            // Too many PINGs unanswered already (maxOutstandingPings): the deadline decides.
+        }
+    }
+
+    /** The PING went unanswered: the session is dead; its streams fail with a retryable network error. */
+    pingUnanswered(): void {
+        this.pingDeadline = undefined;
+        const timeout = this.settings.pingTimeout;
+        this.retire({ event: 'ping-timeout', pingTimeout: timeout });
+        const err = Object.assign(new Error(`The HTTP/2 session did not answer a PING within ${timeout} ms`), {
+            code: pingTimeoutCode
+        });
+        this.session.destroy(err);
+    }
+
+    private stopPing(): void {
+        clearInterval(this.pingTimer);
+        this.pingTimer = undefined;
+        clearTimeout(this.pingDeadline);
+        this.pingDeadline = undefined;
+    }
+
+    private stopTimers(): void {
+        this.stopPing();
+        clearTimeout(this.idleTimer);
+        this.idleTimer = undefined;
+    }
+}
+
+function closeIdle(session: LiveSession): void {
+    session.closeIdle();
+}
+
+function sendPing(session: LiveSession): void {
+    session.ping();
+}
+
+function pingUnanswered(session: LiveSession): void {
+    session.pingUnanswered();
+}
