@@ -89,7 +89,7 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         readonly hop: ExchangeHop,
         private readonly pool: SessionPool,
         private readonly key: string,
-        private readonly target: ConnectionTarget,
+        target: ConnectionTarget,
         settings: Http2Settings
     ) {
         this.fields = requestHeaders(hop.method, hop.destination, hop.headers);
