@@ -104,7 +104,24 @@ export class LiveSession {
             this.armPing();
         }
 
-        stream.once('close', () => this.streamClosed());
+        // The stream stops counting against the server's limit once it is closed both ways (its response
+        // ended, its request sent): Node tells 'close' some ticks later, when the caller may already
+        // have sent its next request, which must not open a session of its own for want of room.
+        let counted = true;
+        const done = () => {
+            if (counted) {
+                counted = false;
+                this.streamClosed();
+            }
+        };
+        stream.once('end', () => {
+            if (stream.writableFinished) {
+                done();
+            } else {
+                stream.once('finish', done);
+            }
+        });
+        stream.once('close', done);
         return stream;
     }
 

@@ -1,0 +1,283 @@
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Client } from '../../../src/client/index.js';
+import { selfSignedCertificate } from '../helpers.js';
+import { clientSessions, expectReleased, timersBefore } from './released.js';
+import { type Http2Handler, type Http2TestServer, startHttp2 } from './servers.js';
+
+/**
+ * The sessions of the `http2` option (README "HTTP/2"): what ALPN picks, h2c, one connection per
+ * origin carrying many streams, another only when the server's limit (or `maxConcurrentStreams`) is
+ * reached, idle sessions unref'd and closed after `idleTimeout`.
+ */
+
+const answer: Http2Handler = (req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ path: req.url, version: req.httpVersion }));
+};
+
+// Answers after `ms` milliseconds, so that requests overlap.
+const slowly =
+    (ms: number): Http2Handler =>
+    (req, res) => {
+        setTimeout(() => answer(req, res), ms);
+    };
+
+let timers = 0;
+beforeEach(() => {
+    timers = timersBefore();
+});
+
+describe('HTTP/2 sessions: ALPN decides the protocol of an https origin', () => {
+    let server: Http2TestServer;
+    afterEach(() => server.close());
+
+    it('speaks HTTP/2 when the server picks h2, on one TLS connection', async () => {
+        server = await startHttp2(answer);
+        const api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
+        const { res, payload } = await api.get(`${server.url}/a?b=1`, { json: true });
+        expect(res.httpVersion).toBe('2.0');
+        expect(payload).toEqual({ path: '/a?b=1', version: '2.0' });
+        expect((server.connections[0] as TLSSocket).alpnProtocol).toBe('h2');
+        expect(server.connections).toHaveLength(1);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('speaks HTTP/1.1 when http2 is not on, as by default', async () => {
+        server = await startHttp2(answer, { allowHTTP1: true });
+        const api = new Client().defaults({ rejectUnauthorized: false });
+        const { res } = await api.get(`${server.url}/`);
+        expect(res.httpVersion).toBe('1.1');
+        expect(server.sessions).toHaveLength(0);
+        await expectReleased(api, [server], timers);
+    });
+});
+
+describe('HTTP/2 sessions: an origin whose server offers only http/1.1 by ALPN', () => {
+    let server: HttpsServer;
+    let url: string;
+    const connections: Socket[] = [];
+    const versions: string[] = [];
+    beforeEach(async () => {
+        connections.length = 0;
+        versions.length = 0;
+        server = createHttpsServer({ ...selfSignedCertificate(), ALPNProtocols: ['http/1.1'] }, (req, res) => {
+            versions.push(req.httpVersion);
+            setTimeout(() => res.end(`${req.url} on connection ${connections.indexOf(req.socket)}`), 20);
+        });
+        server.on('secureConnection', (socket: Socket) => connections.push(socket));
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterEach(async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+    });
+
+    it('serves the first request over HTTP/1.1 on the very connection ALPN answered on, then the later ones through the agents', async () => {
+        const api = new Client().defaults({ http2: true, rejectUnauthorized: false });
+        const first = await api.get(`${url}/first`);
+        expect(first.res.httpVersion).toBe('1.1');
+        expect(String(first.payload)).toBe('/first on connection 0');
+        expect(connections).toHaveLength(1);
+        // That connection carried the one exchange: it is not in the agents' pool.
+        await expect.poll(() => connections[0]?.destroyed).toBe(true);
+
+        // Remembered for the origin: no ALPN offer any more, the agents' keep-alive connections.
+        const second = await api.get(`${url}/second`);
+        const third = await api.get(`${url}/third`);
+        expect(second.res.httpVersion).toBe('1.1');
+        expect(String(second.payload)).toBe('/second on connection 1');
+        expect(String(third.payload)).toBe('/third on connection 1');
+        expect(connections).toHaveLength(2);
+        expect(clientSessions(api.agents)).toBe(0);
+        api.agents.httpsAllowUnauthorized.destroy();
+        await expect.poll(() => connections.every((socket) => socket.destroyed)).toBe(true);
+        await expectReleased(api, [], timers);
+    });
+
+    it('sends the requests that waited for that first connection through the agents', async () => {
+        const api = new Client().defaults({ http2: true, rejectUnauthorized: false });
+        const results = await Promise.all([1, 2, 3].map((n) => api.get(`${url}/${n}`)));
+        expect(results.map(({ res }) => res.httpVersion)).toEqual(['1.1', '1.1', '1.1']);
+        expect(versions).toEqual(['1.1', '1.1', '1.1']);
+        // The first on the negotiated connection, the two others on the agent's own.
+        expect(String(results[0]?.payload)).toBe('/1 on connection 0');
+        expect(connections).toHaveLength(3);
+        await expectReleased(api, [], timers);
+        await expect.poll(() => connections.every((socket) => socket.destroyed)).toBe(true);
+    });
+});
+
+describe('HTTP/2 sessions: h2c, cleartext HTTP/2 with prior knowledge', () => {
+    let server: Http2TestServer;
+    afterEach(() => server.close());
+
+    it('speaks HTTP/2 to an http URL with h2c: true', async () => {
+        server = await startHttp2(answer, { h2c: true });
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 } });
+        const { res, payload } = await api.get(`${server.url}/clear`, { json: true });
+        expect(res.httpVersion).toBe('2.0');
+        expect(payload).toEqual({ path: '/clear', version: '2.0' });
+        expect(server.sessions).toHaveLength(1);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('speaks HTTP/2 over socketPath with h2c: true', async () => {
+        server = await startHttp2(answer, { h2c: true, unix: true });
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 } });
+        const { res, payload } = await api.get('http://localhost/over-unix', {
+            json: true,
+            socketPath: server.socketPath
+        });
+        expect(res.httpVersion).toBe('2.0');
+        expect(payload).toEqual({ path: '/over-unix', version: '2.0' });
+        await expectReleased(api, [server], timers);
+    });
+
+    it('keeps HTTP/1.1 for http URLs without h2c', async () => {
+        server = await startHttp2(answer, { h2c: true });
+        const api = new Client().defaults({ http2: true });
+        // An h2c server does not speak HTTP/1.1: the request fails rather than being sent as h2.
+        await expect(api.get(`${server.url}/`, { timeout: 2000 })).rejects.toThrow();
+        expect(server.sessions.length).toBeLessThanOrEqual(1);
+        expect(clientSessions(api.agents)).toBe(0);
+        await expectReleased(api, [server], timers);
+    });
+});
+
+describe('HTTP/2 sessions: one connection per origin carries many streams', () => {
+    let server: Http2TestServer;
+    afterEach(() => server.close());
+
+    it('opens ONE connection for concurrent first requests to a new origin', async () => {
+        server = await startHttp2(slowly(20));
+        const api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
+        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.get(`${server.url}/${i}`)));
+        expect(results.map(({ res }) => res.httpVersion)).toEqual(Array(20).fill('2.0'));
+        expect(server.connections).toHaveLength(1);
+        expect(server.streams).toHaveLength(20);
+        // Only the first hop opened the connection (its moments are its timings); the others waited for it.
+        expect(
+            results.filter(({ res }) => (res as { timings?: { connect?: number } }).timings?.connect !== undefined)
+        ).toHaveLength(1);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('carries sequential requests on the same session', async () => {
+        server = await startHttp2(answer);
+        const api = new Client().defaults({ http2: { idleTimeout: 200 }, rejectUnauthorized: false });
+        for (let i = 0; i < 5; i++) {
+            await api.get(`${server.url}/${i}`);
+        }
+
+        expect(server.connections).toHaveLength(1);
+        expect(server.streams.map((stream) => stream.id)).toEqual([1, 3, 5, 7, 9]);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('opens a second session only when the first is full (SETTINGS_MAX_CONCURRENT_STREAMS 1)', async () => {
+        server = await startHttp2(slowly(50), { settings: { maxConcurrentStreams: 1 } });
+        const api = new Client().defaults({ http2: { idleTimeout: 300 }, rejectUnauthorized: false });
+        await api.get(`${server.url}/alone`);
+        await api.get(`${server.url}/alone-again`);
+        expect(server.connections).toHaveLength(1);
+
+        const results = await Promise.all([1, 2].map((n) => api.get(`${server.url}/pair-${n}`)));
+        expect(results.map(({ res }) => res.statusCode)).toEqual([200, 200]);
+        expect(server.connections).toHaveLength(2);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('never puts more streams on a session than the server allows, however many wait', async () => {
+        server = await startHttp2(slowly(30), { settings: { maxConcurrentStreams: 2 } });
+        const api = new Client().defaults({ http2: { idleTimeout: 200 }, rejectUnauthorized: false });
+        const busiest = trackConcurrency(server);
+        const results = await Promise.all(Array.from({ length: 9 }, (_, i) => api.get(`${server.url}/${i}`)));
+        expect(results.map(({ res }) => res.statusCode)).toEqual(Array(9).fill(200));
+        expect(busiest()).toBe(2);
+        expect(server.connections.length).toBeGreaterThanOrEqual(2);
+        expect(server.connections.length).toBeLessThanOrEqual(5);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('keeps to maxConcurrentStreams below the server limit', async () => {
+        server = await startHttp2(slowly(50));
+        const api = new Client().defaults({
+            http2: { maxConcurrentStreams: 2, idleTimeout: 200 },
+            rejectUnauthorized: false
+        });
+        const busiest = trackConcurrency(server);
+        const results = await Promise.all(Array.from({ length: 6 }, (_, i) => api.get(`${server.url}/${i}`)));
+        expect(results.map(({ res }) => res.statusCode)).toEqual(Array(6).fill(200));
+        expect(busiest()).toBe(2);
+        expect(server.connections).toHaveLength(3);
+        await expectReleased(api, [server], timers);
+    });
+});
+
+describe('HTTP/2 sessions: idle sessions', () => {
+    let server: Http2TestServer;
+    afterEach(() => server.close());
+
+    it('does not keep the process alive while idle, and does while a stream is open', async () => {
+        let release: () => void = () => {};
+        server = await startHttp2((req, res) => {
+            release = () => answer(req, res);
+        });
+        const api = new Client().defaults({ http2: true, rejectUnauthorized: false });
+        const sockets = () => process.getActiveResourcesInfo().filter((name) => name === 'TCPSocketWrap').length;
+        const baseline = sockets();
+        const pending = api.get(`${server.url}/held`);
+        await expect.poll(() => server.streams.length).toBe(1);
+        expect(sockets()).toBeGreaterThan(baseline);
+        release();
+        await pending;
+        // Only the server's side of the connection is left keeping the loop alive.
+        await expect.poll(() => sockets()).toBe(baseline + 1);
+        expect(clientSessions(api.agents)).toBe(1);
+        await server.close();
+        await expectReleased(api, [server], timers);
+    });
+
+    it('closes a session after idleTimeout without a stream, and opens a new one for the next request', async () => {
+        server = await startHttp2(answer);
+        const api = new Client().defaults({ http2: { idleTimeout: 80 }, rejectUnauthorized: false });
+        await api.get(`${server.url}/1`);
+        await api.get(`${server.url}/2`);
+        expect(server.connections).toHaveLength(1);
+        await expect.poll(() => server.openSessions()).toBe(0);
+        expect(clientSessions(api.agents)).toBe(0);
+        const { res } = await api.get(`${server.url}/3`);
+        expect(res.httpVersion).toBe('2.0');
+        expect(server.connections).toHaveLength(2);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('gives up a session whose server closed it while idle, and opens a new one', async () => {
+        server = await startHttp2(answer);
+        const api = new Client().defaults({ http2: { idleTimeout: 200 }, rejectUnauthorized: false });
+        await api.get(`${server.url}/1`);
+        server.sessions[0]?.close();
+        await expect.poll(() => clientSessions(api.agents)).toBe(0);
+        const { res } = await api.get(`${server.url}/2`);
+        expect(res.statusCode).toBe(200);
+        expect(server.connections).toHaveLength(2);
+        await expectReleased(api, [server], timers);
+    });
+});
+
+/** The most streams the server had open at once on any one session. */
+function trackConcurrency(server: Http2TestServer): () => number {
+    const open = new Map<unknown, number>();
+    let busiest = 0;
+    server.server.on('stream', (stream) => {
+        const session = stream.session;
+        open.set(session, (open.get(session) ?? 0) + 1);
+        busiest = Math.max(busiest, open.get(session) ?? 0);
+        stream.once('close', () => open.set(session, (open.get(session) ?? 1) - 1));
+    });
+    return () => busiest;
+}
