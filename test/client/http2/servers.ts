@@ -23,6 +23,8 @@ export interface Http2TestServer {
     readonly connections: Socket[];
     /** Every stream the server received, in order. */
     readonly streams: http2.ServerHttp2Stream[];
+    /** The index in `sessions` of the session a stream came on. */
+    sessionOf(stream: http2.ServerHttp2Stream): number;
     /** The sessions not closed yet. */
     openSessions(): number;
     /** The connections not closed yet. */
@@ -71,8 +73,10 @@ export async function startHttp2(
         sessions.push(session);
         session.on('error', () => {});
     });
+    const sessionOfStream = new Map<http2.ServerHttp2Stream, number>();
     server.on('stream', (stream) => {
         streams.push(stream);
+        sessionOfStream.set(stream, sessions.indexOf(stream.session as http2.ServerHttp2Session));
         // A stream the client resets must not throw on the server.
         stream.on('error', () => {});
     });
@@ -98,6 +102,7 @@ export async function startHttp2(
         sessions,
         connections,
         streams,
+        sessionOf: (stream) => sessionOfStream.get(stream) ?? -1,
         openSessions: () => sessions.filter((session) => !session.closed && !session.destroyed).length,
         openConnections: () => connections.filter((socket) => !socket.destroyed).length,
         close: () =>
@@ -136,11 +141,19 @@ export interface Relay {
     close(): Promise<void>;
 }
 
-export async function startRelay(target: { port: number; url: string }): Promise<Relay> {
+/**
+ * `delay`: the milliseconds each chunk from the server waits before the relay passes it on, or a
+ * function of the connection's index (0 for the first) that says it per connection.
+ */
+export async function startRelay(
+    target: { port: number; url: string },
+    delay: number | ((connection: number) => number) = 0
+): Promise<Relay> {
     const pairs = new Set<[Socket, Socket]>();
     let frozen = false;
     let connections = 0;
     const server: Server = createServer((client) => {
+        const serverDelay = typeof delay === 'number' ? delay : delay(connections);
         connections++;
         const upstream = connect(target.port, '127.0.0.1');
         const pair: [Socket, Socket] = [client, upstream];
@@ -150,12 +163,21 @@ export async function startRelay(target: { port: number; url: string }): Promise
             upstream.destroy();
             pairs.delete(pair);
         };
-        for (const [from, to] of [pair, [upstream, client] as const]) {
+        for (const [from, to, wait] of [
+            [client, upstream, 0],
+            [upstream, client, serverDelay]
+        ] as const) {
             from.on('error', closeBoth);
             from.on('close', closeBoth);
             from.on('data', (chunk: Buffer) => {
-                if (!frozen) {
+                if (frozen) {
+                    return;
+                }
+
+                if (wait === 0) {
                     to.write(chunk);
+                } else {
+                    setTimeout(() => to.write(chunk), wait);
                 }
             });
         }

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '../../../src/client/index.js';
 import { selfSignedCertificate } from '../helpers.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
-import { type Http2Handler, type Http2TestServer, startHttp2 } from './servers.js';
+import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';
 
 /**
  * The sessions of the `http2` option (README "HTTP/2"): what ALPN picks, h2c, one connection per
@@ -166,6 +166,34 @@ describe('HTTP/2 sessions: one connection per origin carries many streams', () =
         await expectReleased(api, [server], timers);
     });
 
+    it('lets requests that come while the connection waits for the server SETTINGS wait for it too', async () => {
+        server = await startHttp2(answer, { h2c: true });
+        // The server's bytes (its SETTINGS first) reach the client 150 ms late: the connection is up, the session not ready.
+        const relay = await startRelay(server, 150);
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 } });
+        const first = api.get(`${relay.url}/1`);
+        await expect.poll(() => relay.connections).toBe(1);
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        const second = api.get(`${relay.url}/2`);
+        const results = await Promise.all([first, second]);
+        expect(results.map(({ res }) => res.statusCode)).toEqual([200, 200]);
+        expect(relay.connections).toBe(1);
+        await expectReleased(api, [server, relay], timers);
+        await relay.close();
+    });
+
+    it('shares a session between requests that each give an http2 object of the same settings', async () => {
+        server = await startHttp2(answer);
+        const api = new Client().defaults({ rejectUnauthorized: false });
+        for (let i = 0; i < 3; i++) {
+            const { res } = await api.get(`${server.url}/${i}`, { http2: { idleTimeout: 100 } });
+            expect(res.httpVersion).toBe('2.0');
+        }
+
+        expect(server.connections).toHaveLength(1);
+        await expectReleased(api, [server], timers);
+    });
+
     it('carries sequential requests on the same session', async () => {
         server = await startHttp2(answer);
         const api = new Client().defaults({ http2: { idleTimeout: 200 }, rejectUnauthorized: false });
@@ -201,6 +229,40 @@ describe('HTTP/2 sessions: one connection per origin carries many streams', () =
         expect(server.connections.length).toBeGreaterThanOrEqual(2);
         expect(server.connections.length).toBeLessThanOrEqual(5);
         await expectReleased(api, [server], timers);
+    });
+
+    it('hands a request that opened a connection a stream freed meanwhile; its connection becomes a session for the next ones', async () => {
+        const held: (() => void)[] = [];
+        server = await startHttp2(
+            (req, res) => {
+                if (req.url === '/held') {
+                    held.push(() => answer(req, res));
+                } else {
+                    answer(req, res);
+                }
+            },
+            { h2c: true, settings: { maxConcurrentStreams: 1 } }
+        );
+        // The second connection's SETTINGS come late: the first session frees its stream before.
+        const relay: Relay = await startRelay(server, (n) => (n === 1 ? 300 : 0));
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 500 } });
+        const first = api.get(`${relay.url}/held`);
+        await expect.poll(() => held.length).toBe(1);
+        const second = api.get(`${relay.url}/second`);
+        await expect.poll(() => server.sessions.length).toBe(2);
+        held[0]?.();
+        const [a, b] = await Promise.all([first, second]);
+        expect([a.res.statusCode, b.res.statusCode]).toEqual([200, 200]);
+        // The second went out on the first session, as soon as that had room.
+        expect(server.streams.map((stream) => server.sessionOf(stream))).toEqual([0, 0]);
+        expect(b.res.timings.phases.total).toBeLessThan(300);
+
+        // The second connection is a session all the same: with both, two requests run at once.
+        const pair = await Promise.all([api.get(`${relay.url}/3`), api.get(`${relay.url}/4`)]);
+        expect(pair.map(({ res }) => res.statusCode)).toEqual([200, 200]);
+        expect(relay.connections).toBe(2);
+        await expectReleased(api, [server, relay], timers);
+        await relay.close();
     });
 
     it('keeps to maxConcurrentStreams below the server limit', async () => {

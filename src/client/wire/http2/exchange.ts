@@ -89,13 +89,13 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         readonly hop: ExchangeHop,
         private readonly pool: SessionPool,
         private readonly key: string,
-        target: ConnectionTarget,
+        readonly target: ConnectionTarget,
         settings: Http2Settings
     ) {
         this.fields = requestHeaders(hop.method, hop.destination, hop.headers);
         this.handle = new Http2Request(this.fields, this);
         this.request = this.handle as unknown as HopRequest;
-        pool.claim(key, target, settings, this);
+        pool.claim(key, settings, this);
     }
 
     get moments(): ConnectionMoments | undefined {

@@ -9,13 +9,16 @@ import type { Http2Settings } from './settings.js';
 /**
  * The HTTP/2 sessions of a client (README "HTTP/2"), per origin and connection settings: one session
  * carries many streams, and another opens only when every session of the origin is full (the
- * server's `SETTINGS_MAX_CONCURRENT_STREAMS`, or `maxConcurrentStreams`). The first streams to a new
- * origin wait for the one connection being opened instead of each opening its own; what ALPN chose is
- * remembered per origin, so an origin that answered `http/1.1` is then reached through the agents.
+ * server's `SETTINGS_MAX_CONCURRENT_STREAMS`, or `maxConcurrentStreams`). One connection at a time is
+ * opened per origin: the streams that find no room wait for it, from its first byte until the
+ * server's SETTINGS make it a session, instead of each opening its own. What ALPN chose is remembered
+ * per origin, so an origin that answered `http/1.1` is then reached through the agents.
  */
 
 /** A stream that wants a session: it is granted one, refused, or sent on to HTTP/1.1. */
 export interface SessionClaim {
+    /** Where the stream goes and how to connect there: a connection opened for this claim is made so. */
+    readonly target: ConnectionTarget;
     /** The moments of the hop, for a connection it opens; undefined once the hop left. */
     readonly moments: ConnectionMoments | undefined;
     /** A session has room for the stream; `opened`: this claim's hop opened it (its moments were told). */
@@ -45,20 +48,37 @@ export function sessionPoolOf(agents: Agents): SessionPool {
     return pool;
 }
 
+/**
+ * The connection being opened for an origin, until it is a session the server's SETTINGS made ready,
+ * or it failed. Its moments are its opener's, while the opener waits for it.
+ */
+class Connecting {
+    /** The socket being opened (undefined once it is up). */
+    opening: Opening | undefined;
+    /** The session over it, once the socket is up and speaks h2. */
+    session: LiveSession | undefined;
+
+    constructor(
+        /** The claim whose hop opens the connection; undefined once it left or got a stream elsewhere. */
+        public opener: SessionClaim | undefined
+    ) {}
+}
+
 /** One origin's sessions, the streams waiting for room, and the connection being opened for them. */
 class OriginSessions {
     readonly sessions: LiveSession[] = [];
     readonly waiting: SessionClaim[] = [];
-    opening: Opening | undefined;
-    opener: SessionClaim | undefined;
-    // The session the opener's connection became, until it grants the opener its stream.
-    openedFor: Map<LiveSession, SessionClaim> = new Map();
+    connecting: Connecting | undefined;
+    // The target of the origin's latest connection, for the metrics of open connections.
+    target: ConnectionTarget;
 
     constructor(
         readonly key: string,
-        readonly target: ConnectionTarget,
-        readonly settings: Http2Settings
-    ) {}
+        readonly settings: Http2Settings,
+        target: ConnectionTarget
+    ) {
+        this.target = target;
+    }
 }
 
 export class SessionPool implements SessionOwner {
@@ -81,10 +101,10 @@ export class SessionPool implements SessionOwner {
     }
 
     /** A stream wants a session of the origin of `key`: granted at once when one has room, else when one has. */
-    claim(key: string, target: ConnectionTarget, settings: Http2Settings, claim: SessionClaim): void {
+    claim(key: string, settings: Http2Settings, claim: SessionClaim): void {
         let origin = this.origins.get(key);
         if (origin === undefined) {
-            origin = new OriginSessions(key, target, settings);
+            origin = new OriginSessions(key, settings, claim.target);
             this.origins.set(key, origin);
         }
 
@@ -96,9 +116,7 @@ export class SessionPool implements SessionOwner {
         }
 
         origin.waiting.push(claim);
-        if (origin.opening === undefined) {
-            this.open(origin, claim);
-        }
+        this.openForWaiting(origin);
     }
 
     /** A waiting stream left (its hop ended): a connection nobody waits for any more is given up. */
@@ -113,10 +131,15 @@ export class SessionPool implements SessionOwner {
             origin.waiting.splice(at, 1);
         }
 
-        if (origin.waiting.length === 0 && origin.opening !== undefined) {
-            origin.opening.abandon();
-            origin.opening = undefined;
-            origin.opener = undefined;
+        const connecting = origin.connecting;
+        if (connecting?.opener === claim) {
+            connecting.opener = undefined;
+        }
+
+        if (origin.waiting.length === 0 && connecting?.opening !== undefined) {
+            // Still before its socket is up: nobody to carry. (A session already over it becomes an idle one.)
+            connecting.opening.abandon();
+            origin.connecting = undefined;
         }
 
         this.forgetIfEmpty(origin);
@@ -128,14 +151,20 @@ export class SessionPool implements SessionOwner {
             return;
         }
 
-        while (origin.waiting.length > 0 && session.room > 0) {
-            const claim = origin.waiting.shift() as SessionClaim;
-            const opened = origin.openedFor.get(session) === claim;
-            if (opened) {
-                origin.openedFor.delete(session);
+        const connecting = origin.connecting;
+        if (connecting?.session === session && session.ready) {
+            // The connection became a session: its opener, if it still waits, is its first stream.
+            origin.connecting = undefined;
+            const opener = connecting.opener;
+            const at = opener === undefined ? -1 : origin.waiting.indexOf(opener);
+            if (opener !== undefined && at !== -1 && session.room > 0) {
+                origin.waiting.splice(at, 1);
+                opener.granted(session, true);
             }
+        }
 
-            claim.granted(session, opened);
+        while (origin.waiting.length > 0 && session.room > 0) {
+            this.grant(origin, origin.waiting.shift() as SessionClaim, session);
         }
 
         this.openForWaiting(origin);
@@ -152,15 +181,16 @@ export class SessionPool implements SessionOwner {
             origin.sessions.splice(at, 1);
         }
 
-        if (!session.ready && origin.openedFor.has(session)) {
+        const connecting = origin.connecting;
+        if (connecting?.session === session) {
             // The connection never became a session: the streams waiting for it fail as it did.
-            origin.openedFor.delete(session);
+            origin.connecting = undefined;
             const err =
                 session.failure ??
                 Object.assign(new Error('The HTTP/2 session closed before the server sent its settings'), {
                     code: 'ECONNRESET'
                 });
-            this.refuseAll(origin, err);
+            this.refuseAll(origin, err, connecting.opener);
             return;
         }
 
@@ -168,40 +198,59 @@ export class SessionPool implements SessionOwner {
         this.forgetIfEmpty(origin);
     }
 
-    /** Streams still wait and no connection is being opened for them: one opens, for the first of them. */
-    private openForWaiting(origin: OriginSessions): void {
-        if (origin.waiting.length > 0 && origin.opening === undefined && origin.openedFor.size === 0) {
-            this.open(origin, origin.waiting[0] as SessionClaim);
+    /** A waiting claim gets a stream on `session`, which it did not open. */
+    private grant(origin: OriginSessions, claim: SessionClaim, session: LiveSession): void {
+        const connecting = origin.connecting;
+        if (connecting?.opener === claim) {
+            // The connection it opens goes on for the others; its moments are no longer this hop's.
+            connecting.opener = undefined;
         }
+
+        claim.granted(session, false);
     }
 
-    private open(origin: OriginSessions, opener: SessionClaim): void {
-        origin.opener = opener;
-        origin.opening = openConnection(origin.target, {
+    /** Streams wait and no connection is being opened for them: one opens, for the first of them. */
+    private openForWaiting(origin: OriginSessions): void {
+        const opener = origin.waiting[0];
+        if (opener === undefined || origin.connecting !== undefined) {
+            return;
+        }
+
+        const connecting = new Connecting(opener);
+        origin.connecting = connecting;
+        origin.target = opener.target;
+        connecting.opening = openConnection(opener.target, {
             get moments() {
-                return origin.opener === opener ? opener.moments : undefined;
+                return connecting.opener?.moments;
             },
-            connected: (socket, protocol) => this.connected(origin, opener, socket, protocol),
+            connected: (socket, protocol) => this.connected(origin, connecting, socket, protocol),
             failed: (err) => {
-                origin.opening = undefined;
-                origin.opener = undefined;
-                this.refuseAll(origin, err, opener);
+                if (origin.connecting === connecting) {
+                    origin.connecting = undefined;
+                    this.refuseAll(origin, err, connecting.opener);
+                }
             }
         });
     }
 
-    private connected(origin: OriginSessions, opener: SessionClaim, socket: Socket, protocol: string): void {
-        origin.opening = undefined;
-        origin.opener = undefined;
+    private connected(origin: OriginSessions, connecting: Connecting, socket: Socket, protocol: string): void {
+        connecting.opening = undefined;
+        if (origin.connecting !== connecting) {
+            socket.destroy();
+            return;
+        }
+
         if (protocol !== 'h2') {
             // ALPN chose HTTP/1.1 (or nothing, which means it): remembered, and every waiting stream goes there.
+            origin.connecting = undefined;
             this.http1Origins.set(origin.key, true);
+            const opener = connecting.opener;
             const waiting = origin.waiting.splice(0);
             for (const claim of waiting) {
                 claim.speaksHttp1(claim === opener ? socket : undefined);
             }
 
-            if (!waiting.includes(opener)) {
+            if (opener === undefined || !waiting.includes(opener)) {
                 // The hop that opened it left meanwhile: the connection has nobody to carry.
                 socket.destroy();
             }
@@ -210,15 +259,18 @@ export class SessionPool implements SessionOwner {
             return;
         }
 
-        const session = new LiveSession(startSession(origin, socket), socket, origin.settings, this);
+        const session = new LiveSession(
+            startSession(origin.settings, origin.target, socket),
+            socket,
+            origin.settings,
+            this
+        );
+        connecting.session = session;
         origin.sessions.push(session);
         this.originOf.set(session, origin);
-        if (origin.waiting.includes(opener)) {
-            origin.openedFor.set(session, opener);
-        }
     }
 
-    private refuseAll(origin: OriginSessions, err: Error, opener?: SessionClaim): void {
+    private refuseAll(origin: OriginSessions, err: Error, opener: SessionClaim | undefined): void {
         for (const claim of origin.waiting.splice(0)) {
             claim.refused(err, claim === opener);
         }
@@ -227,18 +279,19 @@ export class SessionPool implements SessionOwner {
     }
 
     private forgetIfEmpty(origin: OriginSessions): void {
-        if (origin.sessions.length === 0 && origin.waiting.length === 0 && origin.opening === undefined) {
+        if (origin.sessions.length === 0 && origin.waiting.length === 0 && origin.connecting === undefined) {
             this.origins.delete(origin.key);
         }
     }
 }
 
 /** The session over a connection that is up: our settings, no server push. */
-function startSession(origin: OriginSessions, socket: Socket) {
+function startSession(settings: Http2Settings, target: ConnectionTarget, socket: Socket) {
     const http2 = process.getBuiltinModule('node:http2');
-    const { destination } = origin.target;
-    const settings = origin.settings;
-    return http2.connect(`${destination.isHttps ? 'https' : 'http'}://${destination.hostname}`, {
+    const { destination } = target;
+    // The pseudo-header fields of every request are ours: this URL only has to be one (an IPv6 literal in brackets).
+    const host = destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname;
+    return http2.connect(`${destination.isHttps ? 'https' : 'http'}://${host}`, {
         createConnection: () => socket,
         settings: { enablePush: false, initialWindowSize: settings.initialWindowSize },
         // What the session may buffer for its unread streams, in MiB: at least its window, which is that.

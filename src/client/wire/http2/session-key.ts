@@ -6,7 +6,9 @@ import type { Http2Settings } from './settings.js';
 /**
  * Which streams may share a session: those to one origin (or socket path) through the same proxy,
  * with the same connection settings — the agent whose TLS settings the connection takes, the request's
- * own TLS options, the `lookup` function, `family` and `hints`, and the session's HTTP/2 settings.
+ * own TLS options, `family` and `hints`, and the session's HTTP/2 settings. Values, not identities,
+ * where a caller may write the same thing afresh on every request (an `http2` object literal): each
+ * would otherwise open a session of its own. As with Node's agents, `lookup` does not part sessions.
  */
 export function sessionKey(
     target: ConnectionTarget,
@@ -21,8 +23,11 @@ export function sessionKey(
         target.tls === undefined
             ? ''
             : ` tls ${agent === false ? 'own' : idOf(agent)} ${String(options.rejectUnauthorized)} ${options.ciphers ?? ''} ${options.secureProtocol ?? ''}`;
-    const lookup = options.lookup === undefined ? '' : ` lookup ${idOf(options.lookup)}`;
-    return `${where}${through}${tls}${lookup} ${options.family ?? ''} ${options.hints ?? ''} settings ${idOf(settings)}`;
+    return `${where}${through}${tls} ${options.family ?? ''} ${options.hints ?? ''} ${settingsKey(settings)}`;
+}
+
+function settingsKey(settings: Http2Settings): string {
+    return `h2 ${settings.maxConcurrentStreams} ${settings.pingInterval} ${settings.pingTimeout} ${settings.idleTimeout} ${settings.initialWindowSize} ${settings.connectionWindowSize}`;
 }
 
 // A number per object that takes part in a key: two objects alike are still two configurations.
