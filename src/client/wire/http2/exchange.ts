@@ -114,7 +114,16 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
 
         const method = this.hop.method;
         const bodyless = method === 'GET' || method === 'HEAD';
-        const stream = session.open(this.fields, bodyless) as ExchangeStream;
+        let stream: ExchangeStream;
+        try {
+            stream = session.open(this.fields, bodyless) as ExchangeStream;
+        } catch (err) {
+            // The fields were checked as the exchange began: what is left is the session's state.
+            this.body = undefined;
+            this.hop.failed(requestError(err as CodedError));
+            return;
+        }
+
         stream[exchangeOf] = this;
         this.stream = stream;
         this.handle.attached(stream, session.socket, !opened);
@@ -248,14 +257,14 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
 
     // The stream's side.
 
-    streamResponded(received: IncomingHttpHeaders): void {
+    streamResponded(received: IncomingHttpHeaders, raw: string[] | undefined): void {
         const stream = this.stream as ClientHttp2Stream;
         if (this.cancelled) {
             return;
         }
 
         this.responded = true;
-        const { headers, rawHeaders } = responseFields(received);
+        const { headers, rawHeaders } = responseFields(received, raw);
         const res = responseOfStream(stream, Number(received[':status']), headers, rawHeaders);
         this.handle.emit('response', res);
         this.hop.responded(res);
@@ -328,8 +337,8 @@ function coded(message: string, code: string, cause: Error): CodedError {
     return Object.assign(new Error(message, { cause }), { code });
 }
 
-function onResponse(this: ExchangeStream, headers: IncomingHttpHeaders): void {
-    this[exchangeOf].streamResponded(headers);
+function onResponse(this: ExchangeStream, headers: IncomingHttpHeaders, _flags: number, raw?: string[]): void {
+    this[exchangeOf].streamResponded(headers, raw);
 }
 
 function onStreamError(this: ExchangeStream, err: Error): void {

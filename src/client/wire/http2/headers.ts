@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { http } from '../../../common/node-modules.js';
 import type { EffectiveOptions } from '../../contract/types.js';
 import type { Destination } from '../destination.js';
 
@@ -8,10 +9,23 @@ import type { Destination } from '../destination.js';
  * response's `:status` and a `rawHeaders` list made from its fields.
  */
 
-// Fields that describe an HTTP/1.1 connection: meaningless on a stream, and a malformed request in HTTP/2.
-const connectionSpecific = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+// Fields that describe an HTTP/1.1 connection: meaningless on a stream, and a malformed request in HTTP/2
+// (Node refuses to send them).
+const connectionSpecific = new Set([
+    'connection',
+    'keep-alive',
+    'proxy-connection',
+    'transfer-encoding',
+    'upgrade',
+    'http2-settings'
+]);
 
-/** The HEADERS of a request: the pseudo-header fields, then the caller's fields fit for HTTP/2. */
+/**
+ * The HEADERS of a request: the pseudo-header fields, then the caller's fields fit for HTTP/2. Throws,
+ * as `http.request()` does for HTTP/1.1, on a field name or value no HTTP version can carry (one a
+ * `preRequest` listener set after the options were checked): the hop fails with that at once, before
+ * the stream waits for a session.
+ */
 export function requestHeaders(
     method: string,
     destination: Destination,
@@ -30,6 +44,9 @@ export function requestHeaders(
         }
 
         const value = headers[name];
+        http.validateHeaderName(name);
+        // Typed for a string, Node's check takes what a field may be set to (a number, a list of strings).
+        http.validateHeaderValue(name, value as string);
         // `te` may only say trailers (RFC 9113 8.2.2).
         if (name === 'te' && String(value).trim().toLowerCase() !== 'trailers') {
             continue;
@@ -52,8 +69,15 @@ function authorityOf(destination: Destination): string {
     return destination.port === defaultPort ? host : `${host}:${destination.port}`;
 }
 
-/** A response's fields without the pseudo-header fields, and the `rawHeaders` list of them, in order. */
-export function responseFields(received: IncomingHttpHeaders): {
+/**
+ * A response's (or its trailers') fields without the pseudo-header fields, as a plain object like
+ * HTTP/1.1's, and its `rawHeaders` list: `raw` as Node received it, in order and with every repeated
+ * field, when Node gives it; else made from the fields.
+ */
+export function responseFields(
+    received: IncomingHttpHeaders,
+    raw: readonly string[] | undefined
+): {
     headers: IncomingHttpHeaders;
     rawHeaders: string[];
 } {
@@ -71,12 +95,23 @@ export function responseFields(received: IncomingHttpHeaders): {
         }
 
         headers[name] = value;
-        if (Array.isArray(value)) {
+        if (raw !== undefined) {
+            // Taken from `raw` below.
+        } else if (Array.isArray(value)) {
             for (const one of value) {
                 rawHeaders.push(name, one);
             }
         } else {
             rawHeaders.push(name, value);
+        }
+    }
+
+    if (raw !== undefined) {
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+            const name = raw[i] as string;
+            if (name.charCodeAt(0) !== 58) {
+                rawHeaders.push(name, raw[i + 1] as string);
+            }
         }
     }
 

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { http } from '../../../common/node-modules.js';
+import { responseFields } from './headers.js';
 
 // The stream a response reads, in a slot of ours: IncomingMessage has no place for it.
 const streamOf = Symbol('tracewire.http2Stream');
@@ -66,9 +67,11 @@ function onEnd(this: ResponseStream): void {
     res.push(null);
 }
 
-function onTrailers(this: ResponseStream, trailers: IncomingHttpHeaders): void {
+function onTrailers(this: ResponseStream, received: IncomingHttpHeaders, _flags: number, raw?: string[]): void {
     const res = this[responseOf];
-    res.trailers = trailers as NodeJS.Dict<string>;
+    const { headers, rawHeaders } = responseFields(received, raw);
+    res.trailers = headers as NodeJS.Dict<string>;
+    res.rawTrailers = rawHeaders;
 }
 
 function readStream(this: StreamResponse): void {
