@@ -21,8 +21,22 @@ export interface RetryPolicy {
 export const defaultRetryLimit = 2;
 const defaultMethods = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'];
 const defaultStatusCodes = [408, 429, 500, 502, 503, 504];
-// ETIMEDOUT is also the code of the request `timeout` (a 504 whose data.code is ETIMEDOUT).
-const defaultErrorCodes = ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN'];
+// ETIMEDOUT is also the code of the request `timeout` (a 504 whose data.code is ETIMEDOUT). The
+// ERR_HTTP2_ codes are an HTTP/2 stream's resets and its session's ends, what ECONNRESET is to an
+// HTTP/1.1 request (wire/http2/stream-failure.ts); a GOAWAY's or REFUSED_STREAM's once re-sent
+// stream (stale-resend.ts) may then be retried like any.
+const defaultErrorCodes = [
+    'ECONNRESET',
+    'ECONNREFUSED',
+    'EPIPE',
+    'ETIMEDOUT',
+    'EAI_AGAIN',
+    'ERR_HTTP2_STREAM_ERROR',
+    'ERR_HTTP2_SESSION_ERROR',
+    'ERR_HTTP2_STREAM_CLOSED',
+    'ERR_HTTP2_GOAWAY',
+    'ERR_HTTP2_REFUSED_STREAM'
+];
 const defaultBase = 100;
 const defaultCap = 10_000;
 const defaultMaxRetryAfter = 60_000;
