@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import type { Agents, Client } from '../../../src/client/index.js';
 import { sessionPoolOf } from '../../../src/client/wire/http2/pool.js';
 import { socketCount, timerCount } from '../helpers.js';
+import type { RawHttp2Server } from './raw-server.js';
 import type { Http2TestServer, Relay } from './servers.js';
 
 /**
@@ -23,7 +24,7 @@ export function timersBefore(): number {
 
 export async function expectReleased(
     api: Client,
-    servers: readonly (Http2TestServer | Relay)[],
+    servers: readonly (Http2TestServer | Relay | RawHttp2Server)[],
     timers: number
 ): Promise<void> {
     // HTTP/1.1 (an origin that answered ALPN with it) is kept alive in the agents until they let go.

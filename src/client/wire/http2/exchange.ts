@@ -15,17 +15,19 @@ import type { ConnectionTarget } from './connect.js';
 import { requestHeaders, responseFields } from './headers.js';
 import { type SessionClaim, type SessionPool, sessionPoolOf } from './pool.js';
 import { Http2Request, type StoppableExchange } from './request.js';
-import { cutResponse, responseOfStream } from './response.js';
+import { cutResponse, responseOfStream, watchStreamEnd } from './response.js';
 import type { LiveSession } from './session.js';
 import { sessionKey } from './session-key.js';
 import { type Http2Settings, http2SettingsOf } from './settings.js';
+import { streamFailure } from './stream-failure.js';
 
 /**
  * HTTP/2 under the transport seam (transport.ts; README "HTTP/2"): an exchange is one stream of a
- * session from the client's pool (pool.ts). The first stream to an origin waits for the connection
- * its hop opens (the moments are that hop's) or another hop is opening; a stream on a session that
- * was there is on a reused connection. When ALPN answers `http/1.1`, the exchange goes on over
- * HTTP/1.1 (http1/exchange.ts) on that very connection, and the origin's later hops go to the agents.
+ * session from the client's pool (pool.ts). The stream is claimed as the body is sent (after the
+ * `request` event, whose listeners may still set fields); the first stream to an origin waits for
+ * the connection its hop opens (the moments are that hop's) or another hop is opening; a stream on a
+ * session that was there is on a reused connection. When ALPN answers `http/1.1`, the exchange goes
+ * on over HTTP/1.1 (http1/exchange.ts) on that very connection, and the origin's later hops go to the agents.
  */
 export const http2: Transport = {
     open(hop: ExchangeHop): Exchange {
@@ -50,11 +52,10 @@ export const http2: Transport = {
     }
 };
 
-// The HTTP/2 error codes read here (RFC 9113 7).
-const refusedStream = 0x7;
-const cancel = 0x8;
+// NGHTTP2_CANCEL (RFC 9113 7): the stream is no longer needed.
+const cancelCode = 0x8;
 
-/** What the body waits as, while the stream does not exist yet. */
+/** What the body waits as, until the stream exists. */
 type PendingBody =
     | {
           readonly stream: false;
@@ -70,39 +71,130 @@ type ExchangeStream = ClientHttp2Stream & { [exchangeOf]: Http2Exchange };
 class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, UploadOwner {
     /**
      * The stream's handle, shown where the public types say `ClientRequest`: it has the members of one
-     * that mean something for a stream (request.ts), and `isHttp2Request()` tells it apart.
+     * that mean something for a stream (request.ts).
      */
     readonly request: HopRequest;
-    private readonly handle: Http2Request;
     reused = false;
+    private readonly handle: Http2Request;
+    private readonly fields: OutgoingHttpHeaders;
     private stream: ClientHttp2Stream | undefined;
     private session: LiveSession | undefined;
+    private res: HopResponse | undefined;
     // The HTTP/1.1 exchange this one became, when ALPN answered `http/1.1`.
     private http1: Exchange | undefined;
     private body: PendingBody | undefined;
-    private waiting = true;
+    // True while the claim is in the pool's hands (waiting for a session or a connection).
+    private waiting = false;
+    // Set once the hop let go of the exchange (it failed or was stopped): nothing more is reported or sent.
     private cancelled = false;
-    private responded = false;
-    private readonly fields: OutgoingHttpHeaders;
 
     constructor(
         readonly hop: ExchangeHop,
         private readonly pool: SessionPool,
         private readonly key: string,
         readonly target: ConnectionTarget,
-        settings: Http2Settings
+        private readonly settings: Http2Settings
     ) {
         this.fields = requestHeaders(hop.method, hop.destination, hop.headers);
         this.handle = new Http2Request(this.fields, this);
         this.request = this.handle as unknown as HopRequest;
-        pool.claim(key, settings, this);
     }
 
     get moments(): ConnectionMoments | undefined {
         return this.cancelled ? undefined : this.hop.moments;
     }
 
+    // The hop's side (Exchange).
+
+    sendBody(body: string | Buffer | undefined, onProgress: ProgressCallback | undefined): void {
+        const stream = this.stream;
+        if (this.http1 !== undefined) {
+            this.http1.sendBody(body, onProgress);
+        } else if (stream === undefined) {
+            this.body = { stream: false, body, onProgress };
+            this.claim();
+        } else if (stream.writableEnded) {
+            // A bodyless request: its HEADERS ended the stream.
+        } else if (onProgress === undefined) {
+            stream.end(body);
+        } else {
+            trackUpload(stream, declaredLength(this.fields['content-length']), onProgress, this).send(body);
+        }
+    }
+
+    sendStream(replay: PayloadReplay, onProgress: ProgressCallback | undefined): void {
+        const stream = this.stream;
+        if (this.http1 !== undefined) {
+            this.http1.sendStream(replay, onProgress);
+        } else if (stream === undefined) {
+            // Not a byte is read before the stream exists: a request that gets no session leaves the stream whole.
+            this.body = { stream: true, replay, onProgress };
+            this.claim();
+        } else {
+            if (onProgress !== undefined) {
+                trackUpload(stream, declaredLength(this.fields['content-length']), onProgress, this);
+            }
+
+            replay.sendTo(stream);
+        }
+    }
+
+    /** The stream of a received response: the bytes of it are there once its HEADERS came. */
+    responseBytes(): number {
+        return this.http1 !== undefined ? this.http1.responseBytes() : this.res === undefined ? 0 : 1;
+    }
+
+    refusalOf(res: HopResponse): HttpError | undefined {
+        return this.http1?.refusalOf(res);
+    }
+
+    cancel(): void {
+        if (this.cancelled) {
+            return;
+        }
+
+        this.cancelled = true;
+        this.body = undefined;
+        if (this.http1 !== undefined) {
+            this.http1.cancel();
+        } else if (this.waiting) {
+            this.waiting = false;
+            this.pool.release(this.key, this);
+        } else {
+            resetStream(this.stream);
+        }
+    }
+
+    retireIdlePeers(): void {
+        this.http1?.retireIdlePeers();
+    }
+
+    uploadFailed(err: HttpError): void {
+        this.hop.uploadFailed(err);
+    }
+
+    /**
+     * The caller's `req.abort()` or `req.destroy(err)` (request.ts): before the response, the hop
+     * fails with it; after, the response's body does (the stream is reset with CANCEL either way).
+     */
+    stop(err: Error | undefined): void {
+        const failure = err === undefined ? aborted(undefined, 'request') : requestError(err);
+        const res = this.res;
+        if (res !== undefined) {
+            if (!res.complete && !res.destroyed) {
+                res.destroy(failure);
+            }
+        } else if (!this.cancelled) {
+            this.hop.failed(failure);
+        }
+    }
+
     // The pool's side (SessionClaim).
+
+    private claim(): void {
+        this.waiting = true;
+        this.pool.claim(this.key, this.settings, this);
+    }
 
     granted(session: LiveSession, opened: boolean): void {
         this.waiting = false;
@@ -126,17 +218,13 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
 
         stream[exchangeOf] = this;
         this.stream = stream;
+        watchStreamEnd(stream);
         this.handle.attached(stream, session.socket, !opened);
         stream.on('response', onResponse);
         stream.on('error', onStreamError);
         stream.on('close', onStreamClose);
-        if (bodyless) {
-            // The HEADERS carry END_STREAM: the request is out as they are.
-            stream.once('ready', onUploaded);
-        } else {
-            stream.once('finish', onUploaded);
-        }
-
+        // With END_STREAM on its HEADERS (bodyless), the request is out once they are.
+        stream.once(bodyless ? 'ready' : 'finish', onUploaded);
         const body = this.body;
         this.body = undefined;
         if (body?.stream === true) {
@@ -179,162 +267,62 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         }
     }
 
-    // The hop's side (Exchange).
-
-    responseBytes(): number {
-        return this.http1 !== undefined ? this.http1.responseBytes() : this.responded ? 1 : 0;
-    }
-
-    sendBody(body: string | Buffer | undefined, onProgress: ProgressCallback | undefined): void {
-        const stream = this.stream;
-        if (this.http1 !== undefined) {
-            this.http1.sendBody(body, onProgress);
-        } else if (stream === undefined) {
-            this.body = { stream: false, body, onProgress };
-        } else if (stream.writableEnded) {
-            // A bodyless request: its HEADERS ended the stream.
-        } else if (onProgress === undefined) {
-            stream.end(body);
-        } else {
-            trackUpload(stream, declaredLength(this.fields['content-length']), onProgress, this).send(body);
-        }
-    }
-
-    sendStream(replay: PayloadReplay, onProgress: ProgressCallback | undefined): void {
-        const stream = this.stream;
-        if (this.http1 !== undefined) {
-            this.http1.sendStream(replay, onProgress);
-        } else if (stream === undefined) {
-            // Not a byte is read before the stream exists: a request that gets no session leaves the stream whole.
-            this.body = { stream: true, replay, onProgress };
-        } else {
-            if (onProgress !== undefined) {
-                trackUpload(stream, declaredLength(this.fields['content-length']), onProgress, this);
-            }
-
-            replay.sendTo(stream);
-        }
-    }
-
-    refusalOf(res: HopResponse): HttpError | undefined {
-        return this.http1?.refusalOf(res);
-    }
-
-    cancel(): void {
-        if (this.cancelled) {
-            return;
-        }
-
-        this.cancelled = true;
-        this.body = undefined;
-        if (this.http1 !== undefined) {
-            this.http1.cancel();
-        } else if (this.waiting) {
-            this.pool.release(this.key, this);
-        } else {
-            const stream = this.stream;
-            if (stream !== undefined && !stream.closed && !stream.destroyed) {
-                // RST_STREAM CANCEL: the server stops; the session carries on with its other streams.
-                stream.close(cancel);
-            }
-        }
-    }
-
-    retireIdlePeers(): void {
-        this.http1?.retireIdlePeers();
-    }
-
-    uploadFailed(err: HttpError): void {
-        this.hop.uploadFailed(err);
-    }
-
-    /** The caller's `req.abort()` or `req.destroy(err)` (request.ts). */
-    stop(err: Error | undefined): void {
-        if (!this.cancelled) {
-            this.hop.failed(err === undefined ? aborted(undefined, 'request') : requestError(err));
-        }
-    }
-
     // The stream's side.
 
     streamResponded(received: IncomingHttpHeaders, raw: string[] | undefined): void {
-        const stream = this.stream as ClientHttp2Stream;
         if (this.cancelled) {
             return;
         }
 
-        this.responded = true;
         const { headers, rawHeaders } = responseFields(received, raw);
-        const res = responseOfStream(stream, Number(received[':status']), headers, rawHeaders);
+        const res = responseOfStream(
+            this.stream as ClientHttp2Stream,
+            Number(received[':status']),
+            headers,
+            rawHeaders
+        );
+        this.res = res;
         this.handle.emit('response', res);
         this.hop.responded(res);
     }
 
-    streamFailed(err: Error): void {
+    /** The stream failed (`err`), or closed before its response ended (no `err`: reset without an error of Node's). */
+    streamFailed(err: Error | undefined): void {
+        if (this.cancelled && this.res === undefined) {
+            return;
+        }
+
         const stream = this.stream as ClientHttp2Stream;
-        if (this.responded) {
-            cutResponse(stream, this.failure(err));
-        } else if (!this.cancelled) {
-            this.hop.failed(requestError(this.failure(err)));
+        const failure = streamFailure(stream, this.session, err);
+        if (this.res === undefined) {
+            this.hop.failed(requestError(failure));
+        } else {
+            cutResponse(stream, failure);
         }
     }
 
     streamClosed(): void {
         const stream = this.stream as ClientHttp2Stream;
-        // Closed without an error of its own before the exchange was over: reset by the server with
-        // NO_ERROR, or cut with the session. A CANCEL is ours: the hop let the stream go.
-        if (!stream.errored && stream.rstCode !== cancel) {
-            this.streamFailed(
-                coded(
-                    `The HTTP/2 stream closed before the response ended (RST_STREAM code ${stream.rstCode ?? 0})`,
-                    'ERR_HTTP2_STREAM_CLOSED',
-                    new Error('stream closed')
-                )
-            );
+        if (!stream.errored && (this.res === undefined || !this.res.complete)) {
+            // Closed without an error of Node's before the exchange was over: reset by the server with
+            // NO_ERROR or CANCEL, or cut with its session.
+            this.streamFailed(undefined);
         }
 
         this.handle.closed();
     }
 
-    /**
-     * The error a failed stream reports, its cause kept: a refusal says the request was never
-     * processed (REFUSED_STREAM, or a stream above the last one a GOAWAY says the server processed),
-     * which the flow may send again (flow/stale-connection.ts); a session that went away tells why.
-     */
-    private failure(err: Error): CodedError {
-        const stream = this.stream as ClientHttp2Stream;
-        const end = this.session?.end;
-        const id = stream.id;
-        let failure: CodedError = err;
-        if (stream.rstCode === refusedStream) {
-            const goaway = end?.event === 'goaway' && id !== undefined && id > (end.lastStreamId ?? 0);
-            failure = goaway
-                ? coded(
-                      `The HTTP/2 server closed the session (GOAWAY, error code ${end?.errorCode}) before processing stream ${id} (it processed up to ${end?.lastStreamId})`,
-                      'ERR_HTTP2_GOAWAY',
-                      err
-                  )
-                : coded(
-                      'The HTTP/2 server refused the stream (REFUSED_STREAM): it did not process it',
-                      'ERR_HTTP2_REFUSED_STREAM',
-                      err
-                  );
-        }
-
-        if (end !== undefined || stream.rstCode !== undefined) {
-            (failure as CodedError & { http2?: unknown }).http2 = {
-                streamId: id,
-                rstCode: stream.rstCode,
-                session: end
-            };
-        }
-
-        return failure;
+    uploaded(): void {
+        this.hop.moments.uploaded();
+        this.handle.emit('finish');
     }
 }
 
-function coded(message: string, code: string, cause: Error): CodedError {
-    return Object.assign(new Error(message, { cause }), { code });
+/** Resets a stream with CANCEL (RFC 9113 8.7: the server stops), keeping its session for the others. */
+function resetStream(stream: ClientHttp2Stream | undefined): void {
+    if (stream !== undefined && !stream.closed && !stream.destroyed) {
+        stream.close(cancelCode);
+    }
 }
 
 function onResponse(this: ExchangeStream, headers: IncomingHttpHeaders, _flags: number, raw?: string[]): void {
@@ -350,5 +338,5 @@ function onStreamClose(this: ExchangeStream): void {
 }
 
 function onUploaded(this: ExchangeStream): void {
-    this[exchangeOf].hop.moments.uploaded();
+    this[exchangeOf].uploaded();
 }

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
+import { http } from '../../../common/node-modules.js';
 
 /** What a request's handle needs of its exchange: to be stopped. */
 export interface StoppableExchange {
@@ -12,10 +13,21 @@ export interface StoppableExchange {
 /**
  * The request of an HTTP/2 exchange as the client shows it (`promise.req`, the `request` event,
  * `details.req`; README "HTTP/2"): the stream's handle, with the members of a `ClientRequest` that
- * mean something for a stream. `abort()` and `destroy()` reset the stream with CANCEL and keep the
- * session for the other streams; the headers are those sent, pseudo-header fields included; `socket`
- * is the session's connection, shared by its streams; `stream` is the `ClientHttp2Stream`, once the
- * session had room for it. It emits `close` once, when the exchange is over.
+ * mean something for a stream, and no others (no `write()`: the client sends the body).
+ *
+ * - `method`, `path`, `host`, `protocol`; the fields sent, pseudo-header fields included
+ *   (`getHeader()`, `getHeaders()`, `getHeaderNames()`, `hasHeader()`), which a `request` listener may
+ *   still change (`setHeader()`, `removeHeader()`) until the stream goes out (`headersSent`).
+ * - `abort()` and `destroy(err?)` reset the stream with CANCEL and keep the session for the other
+ *   streams: before the response the request fails (aborted, or a 502 with `err`), after it the
+ *   response's body does. `aborted`, `destroyed`.
+ * - `socket` is the session's connection, shared by its streams; `reusedSocket` is true on a session
+ *   that had carried streams before; `stream` is the `ClientHttp2Stream`, once the session had room.
+ * - `writableEnded`, `writableFinished`; the events `response` (the response), `finish` (the request
+ *   is out) and `close` (the exchange is over), once each.
+ *
+ * When ALPN chose HTTP/1.1, it stands for the `ClientRequest` that carries the exchange: the same
+ * members, taken from that request.
  */
 export class Http2Request extends EventEmitter {
     readonly method: string;
@@ -30,7 +42,8 @@ export class Http2Request extends EventEmitter {
     destroyed = false;
     private connection: Socket | undefined;
     // The HTTP/1.1 request that carries the exchange, when ALPN chose HTTP/1.1.
-    private http1: { readonly socket: Socket | null } | undefined;
+    private http1: ClientRequest | undefined;
+    private isClosed = false;
 
     constructor(
         private readonly fields: OutgoingHttpHeaders,
@@ -46,6 +59,19 @@ export class Http2Request extends EventEmitter {
     /** The session's connection, once the stream has one; its bytes are all the session's streams'. */
     get socket(): Socket | undefined {
         return this.connection ?? this.http1?.socket ?? undefined;
+    }
+
+    /** True once the fields went out: they can no longer be changed. */
+    get headersSent(): boolean {
+        return this.stream !== undefined || this.http1?.headersSent === true;
+    }
+
+    get writableEnded(): boolean {
+        return this.stream?.writableEnded ?? this.http1?.writableEnded ?? false;
+    }
+
+    get writableFinished(): boolean {
+        return this.stream?.writableFinished ?? this.http1?.writableFinished ?? false;
     }
 
     getHeader(name: string): string | number | string[] | undefined {
@@ -64,11 +90,25 @@ export class Http2Request extends EventEmitter {
         return this.fields[name.toLowerCase()] !== undefined;
     }
 
-    /** Cancels the request: the stream is reset with CANCEL and the request rejects as aborted. */
+    /** Sets a field before the stream goes out; throws as `ClientRequest` does after, or for a field no HTTP version can carry. */
+    setHeader(name: string, value: string | number | readonly string[]): this {
+        this.assertUnsent('set');
+        http.validateHeaderName(name);
+        http.validateHeaderValue(name, value as string);
+        this.fields[name.toLowerCase()] = value as string | number | string[];
+        return this;
+    }
+
+    removeHeader(name: string): void {
+        this.assertUnsent('remove');
+        delete this.fields[name.toLowerCase()];
+    }
+
+    /** Cancels the request: the stream is reset with CANCEL and the request (or its response's body) fails as aborted. */
     abort(): void {
-        if (!this.aborted && !this.destroyed) {
+        if (!this.aborted && !this.isClosed) {
             this.aborted = true;
-            this.exchange.stop(undefined);
+            this.stop(undefined);
         }
     }
 
@@ -76,7 +116,7 @@ export class Http2Request extends EventEmitter {
     destroy(err?: Error): this {
         if (!this.destroyed) {
             this.destroyed = true;
-            this.exchange.stop(err);
+            this.stop(err);
         }
 
         return this;
@@ -90,13 +130,38 @@ export class Http2Request extends EventEmitter {
     }
 
     /** The exchange goes over HTTP/1.1 (ALPN chose it): `request` carries it, on the connection it was negotiated on. */
-    carriedBy(request: { readonly socket: Socket | null }): void {
+    carriedBy(request: ClientRequest): void {
         this.http1 = request;
+        request.once('response', (res: IncomingMessage) => this.emit('response', res));
+        request.once('finish', () => this.emit('finish'));
+        request.once('close', () => this.closed());
     }
 
     /** The exchange is over. */
     closed(): void {
-        this.destroyed = true;
-        this.emit('close');
+        if (!this.isClosed) {
+            this.isClosed = true;
+            this.destroyed = true;
+            this.emit('close');
+        }
+    }
+
+    private stop(err: Error | undefined): void {
+        const http1 = this.http1;
+        if (http1 === undefined) {
+            this.exchange.stop(err);
+        } else if (err === undefined) {
+            http1.abort();
+        } else {
+            http1.destroy(err);
+        }
+    }
+
+    private assertUnsent(what: string): void {
+        if (this.headersSent) {
+            throw Object.assign(new Error(`Cannot ${what} headers after they are sent to the client`), {
+                code: 'ERR_HTTP_HEADERS_SENT'
+            });
+        }
     }
 }

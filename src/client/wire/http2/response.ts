@@ -11,13 +11,23 @@ type StreamResponse = IncomingMessage & {
     _readableState: { readingMore: boolean };
 };
 
+const responseOf = Symbol('tracewire.http2Response');
+// How the stream's DATA ended, once it did: true for END_STREAM (the body is whole), false for a reset.
+const endedWhole = Symbol('tracewire.http2EndedWhole');
+type ResponseStream = ClientHttp2Stream & {
+    [responseOf]: StreamResponse;
+    [endedWhole]?: boolean;
+    [nodePush]: ClientHttp2Stream['push'];
+};
+const nodePush = Symbol('tracewire.nodePush');
+
 /**
  * The response of an HTTP/2 stream as the client hands it on (README "HTTP/2"): an `IncomingMessage`
  * with no socket, whose `statusCode`, `headers`, `rawHeaders` and `httpVersion` (`'2.0'`) come from
  * the stream's HEADERS and whose body is the stream's DATA, with the stream's own flow control (the
  * stream pauses while the body is not read). `statusMessage` is the status's standard text: HTTP/2
  * carries none. Everything that reads a response (the helpers, `read()`, the cache, decoding) reads it
- * as it reads an HTTP/1.1 one.
+ * as it reads an HTTP/1.1 one. A body the server cut short fails: it never ends as if it were whole.
  */
 export function responseOfStream(
     stream: ClientHttp2Stream,
@@ -36,15 +46,32 @@ export function responseOfStream(
     res.rawHeaders = rawHeaders;
     res._read = readStream;
     res._destroy = destroyStream;
+    (stream as ResponseStream)[responseOf] = res;
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('trailers', onTrailers);
-    (stream as ClientHttp2Stream & { [responseOf]?: StreamResponse })[responseOf] = res;
     return res;
 }
 
-const responseOf = Symbol('tracewire.http2Response');
-type ResponseStream = ClientHttp2Stream & { [responseOf]: StreamResponse };
+/**
+ * Follows how a stream's DATA ends, from its first frame: Node ends a stream's readable side alike
+ * for END_STREAM and for a RST_STREAM NO_ERROR that cuts the body short, but in the latter the stream
+ * is already closed when the end is pushed. (Called as the stream opens: a response whose HEADERS end
+ * the stream pushes its end before the 'response' event.)
+ */
+export function watchStreamEnd(stream: ClientHttp2Stream): void {
+    const watched = stream as ResponseStream;
+    watched[nodePush] = stream.push;
+    watched.push = pushNotingEnd;
+}
+
+function pushNotingEnd(this: ResponseStream, chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk === null && this[endedWhole] === undefined) {
+        this[endedWhole] = !this.closed;
+    }
+
+    return this[nodePush](chunk, encoding);
+}
 
 /** The body stopped before its end (the stream was reset, the session went away): the response fails with `err`. */
 export function cutResponse(stream: ClientHttp2Stream, err: Error): void {
@@ -62,6 +89,12 @@ function onData(this: ResponseStream, chunk: Buffer): void {
 }
 
 function onEnd(this: ResponseStream): void {
+    if (this[endedWhole] === false || (this.rstCode ?? 0) !== 0) {
+        // Reset, or cut with its session: what came is not the whole body. The stream's close follows
+        // at once, and the exchange fails the response with what cut it (cutResponse).
+        return;
+    }
+
     const res = this[responseOf];
     res.complete = true;
     res.push(null);

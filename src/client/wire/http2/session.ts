@@ -130,6 +130,11 @@ export class LiveSession {
         return this.retiredFor === 'closed' ? undefined : this.retiredFor;
     }
 
+    /** True once the session is closed or being destroyed: its streams are cut with it. */
+    get gone(): boolean {
+        return this.session.destroyed || this.session.closed;
+    }
+
     /** Closes the session at once (its streams fail with `err`): it was found dead. */
     destroy(err: Error): void {
         this.retire('closed');

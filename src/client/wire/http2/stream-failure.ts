@@ -1,0 +1,100 @@
+import type { ClientHttp2Stream } from 'node:http2';
+import type { CodedError } from '../../contract/errors.js';
+import type { SessionEnd } from './session.js';
+
+/**
+ * What a stream that failed reports (README "HTTP/2"), its cause kept: whether the server said it
+ * never processed the request — REFUSED_STREAM, or a stream above the last one a GOAWAY says was
+ * processed (RFC 9113 6.8, 8.7) — which the flow may send again (flow/stale-connection.ts), and
+ * otherwise what cut it. `http2` on the error tells the stream, its RST_STREAM code and how its
+ * session ended, for the spans.
+ */
+
+// The HTTP/2 error codes (RFC 9113 7), by number, for messages.
+const errorCodeNames = [
+    'NO_ERROR',
+    'PROTOCOL_ERROR',
+    'INTERNAL_ERROR',
+    'FLOW_CONTROL_ERROR',
+    'SETTINGS_TIMEOUT',
+    'STREAM_CLOSED',
+    'FRAME_SIZE_ERROR',
+    'REFUSED_STREAM',
+    'CANCEL',
+    'COMPRESSION_ERROR',
+    'CONNECT_ERROR',
+    'ENHANCE_YOUR_CALM',
+    'INADEQUATE_SECURITY',
+    'HTTP_1_1_REQUIRED'
+];
+
+const refusedStream = 0x7;
+
+export function errorCodeName(code: number | undefined): string {
+    return errorCodeNames[code ?? 0] ?? `error code ${code}`;
+}
+
+/** What the error of a failed stream says of it: the stream, its reset code, its session's end. */
+export interface StreamFailureDetails {
+    readonly streamId: number | undefined;
+    readonly rstCode: number | undefined;
+    readonly session: SessionEnd | undefined;
+}
+
+/** What a stream's session says of how it ended: how it was told to (GOAWAY, PING timeout), if it was, and whether it is gone. */
+export interface SessionState {
+    readonly end: SessionEnd | undefined;
+    readonly gone: boolean;
+}
+
+/**
+ * The error of a stream that failed with Node's `err`, or closed before its exchange was over
+ * without one (`err` undefined: reset by the server with NO_ERROR or CANCEL, or cut with its
+ * session); `session` says how its session ended, if it did.
+ */
+export function streamFailure(
+    stream: ClientHttp2Stream,
+    session: SessionState | undefined,
+    err: Error | undefined
+): CodedError {
+    const end = session?.end;
+    const id = stream.id;
+    const rstCode = stream.rstCode;
+    let failure: CodedError;
+    if (end?.event === 'goaway' && (id === undefined || id > (end.lastStreamId ?? 0))) {
+        const stream = id === undefined ? 'a stream it was not sent yet' : `stream ${id}`;
+        failure = coded(
+            `The HTTP/2 server closed the session (GOAWAY ${errorCodeName(end.errorCode)}) before processing ${stream} (it processed up to ${end.lastStreamId})`,
+            'ERR_HTTP2_GOAWAY',
+            err
+        );
+    } else if (rstCode === refusedStream) {
+        failure = coded(
+            'The HTTP/2 server refused the stream (REFUSED_STREAM): it did not process it',
+            'ERR_HTTP2_REFUSED_STREAM',
+            err
+        );
+    } else if (err !== undefined) {
+        failure = err;
+    } else if (end !== undefined || session?.gone === true || rstCode === undefined) {
+        failure = coded(
+            `The HTTP/2 session closed before the response ended${end?.event === 'goaway' ? ` (GOAWAY ${errorCodeName(end.errorCode)})` : ''}`,
+            'ERR_HTTP2_STREAM_CLOSED',
+            undefined
+        );
+    } else {
+        failure = coded(
+            `The HTTP/2 server reset the stream before the response ended (RST_STREAM ${errorCodeName(rstCode)})`,
+            'ERR_HTTP2_STREAM_CLOSED',
+            undefined
+        );
+    }
+
+    const details: StreamFailureDetails = { streamId: id, rstCode, session: end };
+    (failure as CodedError & { http2?: StreamFailureDetails }).http2 = details;
+    return failure;
+}
+
+function coded(message: string, code: string, cause: Error | undefined): CodedError {
+    return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
+}
