@@ -135,23 +135,16 @@ export class LiveSession {
         return this.session.destroyed || this.session.closed;
     }
 
-    /** Closes the session at once (its streams fail with `err`): it was found dead. */
-    destroy(err: Error): void {
-        this.retire('closed');
-        if (!this.session.destroyed) {
-            this.session.destroy(err);
-        }
-    }
-
     private streamClosed(): void {
         this.active--;
         if (this.active === 0) {
             this.stopPing();
-            if (!this.session.destroyed) {
+            if (this.retiredFor !== undefined) {
+                this.finish();
+            } else {
                 this.session.unref();
+                this.armIdle();
             }
-
-            this.armIdle();
         }
 
         this.owner.roomFreed(this);
@@ -163,9 +156,27 @@ export class LiveSession {
             this.owner.retired(this);
         }
 
-        if (this.active === 0 && !this.session.closed && !this.session.destroyed) {
+        if (this.active === 0) {
             // Nothing left to finish: the session goes now rather than at its idle timeout.
+            this.finish();
+        }
+    }
+
+    /** The session carries no stream and takes no new one: it closes, and its connection with it. */
+    private finish(): void {
+        clearTimeout(this.idleTimer);
+        this.idleTimer = undefined;
+        if (!this.session.closed && !this.session.destroyed) {
             this.session.close();
+        }
+
+        // Node ends the connection of a session it closes gracefully and leaves it open until the server
+        // closes its side, which a server that sent GOAWAY may never do: ours closes once its GOAWAY is out.
+        const socket = this.socket;
+        if (socket.writableFinished) {
+            socket.destroy();
+        } else {
+            socket.once('finish', destroySocket);
         }
     }
 
@@ -183,7 +194,6 @@ export class LiveSession {
         this.idleTimer = undefined;
         if (this.active === 0) {
             this.retire('closed');
-            this.session.close();
         }
     }
 
@@ -237,6 +247,10 @@ export class LiveSession {
         clearTimeout(this.idleTimer);
         this.idleTimer = undefined;
     }
+}
+
+function destroySocket(this: Socket): void {
+    this.destroy();
 }
 
 function closeIdle(session: LiveSession): void {
