@@ -26,8 +26,12 @@ for (const module of [process.getBuiltinModule('node:net'), process.getBuiltinMo
 }
 
 /** The sockets opened with `net.connect()` or `tls.connect()` that are still open. */
+export function clientSockets(): Socket[] {
+    return opened.filter((socket) => !socket.destroyed);
+}
+
 export function openSockets(): number {
-    return opened.filter((socket) => !socket.destroyed).length;
+    return clientSockets().length;
 }
 
 /** The sessions a client's pool holds now (busy or idle). */

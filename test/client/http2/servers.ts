@@ -128,7 +128,8 @@ export async function startHttp2(
 
 /**
  * A TCP relay between the client and a server, to make a connection go silent: `freeze()` stops
- * carrying bytes either way (as a dead network path does: nothing is closed, nothing answers).
+ * carrying bytes either way on the connections open now (as a dead network path does: nothing is
+ * closed, nothing answers); the connections made after it are carried as usual.
  */
 export interface Relay {
     readonly url: string;
@@ -150,7 +151,7 @@ export async function startRelay(
     delay: number | ((connection: number) => number) = 0
 ): Promise<Relay> {
     const pairs = new Set<[Socket, Socket]>();
-    let frozen = false;
+    const frozen = new WeakSet<Socket>();
     let connections = 0;
     const server: Server = createServer((client) => {
         const serverDelay = typeof delay === 'number' ? delay : delay(connections);
@@ -170,7 +171,7 @@ export async function startRelay(
             from.on('error', closeBoth);
             from.on('close', closeBoth);
             from.on('data', (chunk: Buffer) => {
-                if (frozen) {
+                if (frozen.has(from)) {
                     return;
                 }
 
@@ -193,7 +194,10 @@ export async function startRelay(
         openConnections: () => pairs.size,
         freeze: () => {
             // Bytes read from now on are dropped: the connection is dead to both ends, yet open.
-            frozen = true;
+            for (const [client, upstream] of pairs) {
+                frozen.add(client);
+                frozen.add(upstream);
+            }
         },
         close: () =>
             new Promise<void>((resolve) => {

@@ -136,10 +136,12 @@ export class SessionPool implements SessionOwner {
             connecting.opener = undefined;
         }
 
-        if (origin.waiting.length === 0 && connecting?.opening !== undefined) {
-            // Still before its socket is up: nobody to carry. (A session already over it becomes an idle one.)
-            connecting.opening.abandon();
+        if (origin.waiting.length === 0 && connecting !== undefined) {
+            // Nobody to carry: the connection goes, whether its socket is still opening or the server's
+            // SETTINGS are still to come (a server that never sends them would hold it open for ever).
             origin.connecting = undefined;
+            connecting.opening?.abandon();
+            connecting.session?.abandon();
         }
 
         this.forgetIfEmpty(origin);

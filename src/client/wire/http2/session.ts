@@ -55,7 +55,13 @@ export class LiveSession {
         session.on('remoteSettings', () => {
             if (!this.ready) {
                 this.ready = true;
-                this.armIdle();
+                clearTimeout(this.pingDeadline);
+                this.pingDeadline = undefined;
+                if (this.active === 0) {
+                    // Idle until a waiting stream takes it (the pool grants them as this event returns).
+                    this.session.unref();
+                    this.armIdle();
+                }
             }
 
             // A server may raise its limit later: waiting streams may fit now.
@@ -78,7 +84,11 @@ export class LiveSession {
             session.setLocalWindowSize(settings.connectionWindowSize);
         }
 
-        session.unref();
+        // Ref'd while its first streams wait for the server's SETTINGS, as a connecting socket is, and
+        // given as long as a PING for them: a server that never sends them holds no stream for ever.
+        if (settings.pingTimeout > 0) {
+            this.pingDeadline = setTimeout(settingsMissing, settings.pingTimeout, this).unref();
+        }
     }
 
     /** How many more streams the session may take now. */
@@ -123,6 +133,13 @@ export class LiveSession {
         });
         stream.once('close', done);
         return stream;
+    }
+
+    /** Nobody waits any more for the session, which never became ready: it goes, and its connection with it. */
+    abandon(): void {
+        this.session.destroy();
+        this.socket.destroy();
+        this.retire('closed');
     }
 
     /** The GOAWAY or the PING that ended the session, if one did. */
@@ -173,7 +190,9 @@ export class LiveSession {
         // Node ends the connection of a session it closes gracefully and leaves it open until the server
         // closes its side, which a server that sent GOAWAY may never do: ours closes once its GOAWAY is out.
         const socket = this.socket;
-        if (socket.writableFinished) {
+        if (socket.destroyed) {
+            // Gone with the session already.
+        } else if (socket.writableFinished) {
             socket.destroy();
         } else {
             socket.once('finish', destroySocket);
@@ -235,6 +254,19 @@ export class LiveSession {
         this.session.destroy(err);
     }
 
+    /** The server's SETTINGS did not come within `pingTimeout` ms: the session is dead, as for an unanswered PING. */
+    settingsMissing(): void {
+        this.pingDeadline = undefined;
+        const timeout = this.settings.pingTimeout;
+        const err = Object.assign(new Error(`The HTTP/2 server did not send its SETTINGS within ${timeout} ms`), {
+            code: pingTimeoutCode
+        });
+        // The streams waiting for the session are refused with its failure (pool.ts), as it retires.
+        this.failure ??= err;
+        this.session.destroy(err);
+        this.retire({ event: 'ping-timeout', pingTimeout: timeout });
+    }
+
     private stopPing(): void {
         clearInterval(this.pingTimer);
         this.pingTimer = undefined;
@@ -259,6 +291,10 @@ function closeIdle(session: LiveSession): void {
 
 function sendPing(session: LiveSession): void {
     session.ping();
+}
+
+function settingsMissing(session: LiveSession): void {
+    session.settingsMissing();
 }
 
 function pingUnanswered(session: LiveSession): void {
