@@ -223,8 +223,15 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         stream.on('response', onResponse);
         stream.on('error', onStreamError);
         stream.on('close', onStreamClose);
-        // With END_STREAM on its HEADERS (bodyless), the request is out once they are.
-        stream.once(bodyless ? 'ready' : 'finish', onUploaded);
+        if (!bodyless) {
+            stream.once('finish', onUploaded);
+        } else if (stream.pending) {
+            // With END_STREAM on its HEADERS, the request is out once they are: when the stream has its id.
+            stream.once('ready', onUploaded);
+        } else {
+            // On a session that is up, Node gives the stream its id (and emits 'ready') inside request().
+            this.uploaded();
+        }
         const body = this.body;
         this.body = undefined;
         if (body?.stream === true) {
@@ -314,7 +321,8 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
 
     uploaded(): void {
         this.hop.moments.uploaded();
-        this.handle.emit('finish');
+        // As a ClientRequest's, never inside the call that sends it: its caller listens after that call.
+        process.nextTick(emitFinish, this.handle);
     }
 }
 
@@ -335,6 +343,10 @@ function onStreamError(this: ExchangeStream, err: Error): void {
 
 function onStreamClose(this: ExchangeStream): void {
     this[exchangeOf].streamClosed();
+}
+
+function emitFinish(handle: Http2Request): void {
+    handle.emit('finish');
 }
 
 function onUploaded(this: ExchangeStream): void {
