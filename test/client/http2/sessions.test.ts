@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '../../../src/client/index.js';
+import type { Http2Request } from '../../../src/client/wire/http2/request.js';
 import { selfSignedCertificate } from '../helpers.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';
@@ -96,6 +97,30 @@ describe('HTTP/2 sessions: an origin whose server offers only http/1.1 by ALPN',
         api.agents.httpsAllowUnauthorized.destroy();
         await expect.poll(() => connections.every((socket) => socket.destroyed)).toBe(true);
         await expectReleased(api, [], timers);
+    });
+
+    it('shows the HTTP/1.1 request through promise.req: its socket, its events, its abort', async () => {
+        const api = new Client().defaults({ http2: true, rejectUnauthorized: false });
+        const promise = api.request('GET', `${url}/seen`);
+        const req = promise.req as unknown as Http2Request;
+        const events: string[] = [];
+        for (const name of ['response', 'finish', 'close']) {
+            req.on(name, () => events.push(name));
+        }
+
+        const res = await promise;
+        expect(res.httpVersion).toBe('1.1');
+        expect(req.socket?.remotePort).toBe((server.address() as AddressInfo).port);
+        await api.read(res);
+        await expect.poll(() => events).toEqual(['finish', 'response', 'close']);
+
+        // Aborted through it once the HTTP/1.1 request is out, on a client that has yet to learn the origin's answer.
+        const fresh = new Client().defaults({ http2: true, rejectUnauthorized: false });
+        const aborted = fresh.request('GET', `${url}/aborted`);
+        aborted.req?.once('finish', () => aborted.req?.abort());
+        await expect(aborted).rejects.toThrow('Client request aborted');
+        await expectReleased(api, [], timers);
+        await expectReleased(fresh, [], timers);
     });
 
     it('sends the requests that waited for that first connection through the agents', async () => {
