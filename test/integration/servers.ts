@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -297,6 +297,132 @@ export async function startNginx(options: {
                                 method: method!,
                                 uri: uri!,
                                 status: Number(status)
+                            };
+                        })
+            };
+        },
+        options.pickPorts
+    );
+}
+
+/** The access log line of an HTTP/2 nginx: `connection connection_requests method uri status protocol`. */
+export interface Http2LogEntry {
+    connection: number;
+    order: number;
+    method: string;
+    uri: string;
+    status: number;
+    protocol: string;
+}
+
+export interface NginxHttp2 extends RealServer {
+    /** HTTP/2 over TLS (ALPN h2, HTTP/1.1 too), gzip on; PUT under /dav/ writes files. */
+    readonly port: number;
+    /** The same, with at most `maxRequests` streams per connection (then GOAWAY) and `maxStreams` at once. */
+    readonly limitedPort: number;
+    readonly root: string;
+    accessLog(): Http2LogEntry[];
+}
+
+/** nginx 1.25.1 turned `listen ... http2` into the `http2 on` directive. */
+function http2Directives(binary: string, port: number): { listen: string; http2: string } {
+    // `nginx -v` writes its version to stderr.
+    const { stderr } = spawnSync(binary, ['-v'], { encoding: 'utf8' });
+    const version = /nginx\/(\d+)\.(\d+)\.(\d+)/.exec(stderr);
+    const [major, minor, patch] = (version?.slice(1) ?? ['0', '0', '0']).map(Number) as [number, number, number];
+    const separate = major > 1 || (major === 1 && (minor > 25 || (minor === 25 && patch >= 1)));
+    return separate
+        ? { listen: `listen 127.0.0.1:${port} ssl;`, http2: 'http2 on;' }
+        : { listen: `listen 127.0.0.1:${port} ssl http2;`, http2: '' };
+}
+
+/**
+ * nginx speaking HTTP/2 over TLS with the test certificate, on two ports (`pickPorts`: `freePorts`
+ * when absent): one as configured by default, one that limits the streams of a connection.
+ */
+export async function startNginxHttp2(options: {
+    tls: { key: Buffer; cert: Buffer };
+    files: Record<string, string | Buffer>;
+    maxRequests: number;
+    maxStreams: number;
+    pickPorts?: PickPorts;
+}): Promise<NginxHttp2> {
+    const binary = ensureBinary('nginx', ['/usr/sbin/nginx', '/usr/local/sbin/nginx'], 'nginx-light');
+    return withFreePorts(
+        2,
+        async ([port = 0, limitedPort = 0]) => {
+            const dir = serverDir('tracewire-nginx-h2-');
+            const root = join(dir, 'www');
+            mkdirSync(join(root, 'dav'), { recursive: true, mode: 0o777 });
+            chmodSync(join(root, 'dav'), 0o777);
+            for (const [name, content] of Object.entries(options.files)) {
+                mkdirSync(join(root, name, '..'), { recursive: true, mode: 0o755 });
+                writeFileSync(join(root, name), content, { mode: 0o644 });
+            }
+
+            writeFileSync(join(dir, 'cert.pem'), options.tls.cert);
+            writeFileSync(join(dir, 'key.pem'), options.tls.key);
+            const site = (listenPort: number, limits: string) => {
+                const { listen, http2 } = http2Directives(binary, listenPort);
+                return `server {
+                    ${listen} ${http2}
+                    ssl_certificate ${join(dir, 'cert.pem')};
+                    ssl_certificate_key ${join(dir, 'key.pem')};
+                    root ${root};
+                    ${limits}
+                    location /dav/ { dav_methods PUT; create_full_put_path on; client_max_body_size 64m; }
+                }`;
+            };
+            const conf = `
+            ${isRoot ? 'user root root;' : ''}
+            worker_processes 1;
+            error_log ${join(dir, 'error.log')} notice;
+            pid ${join(dir, 'nginx.pid')};
+            events { worker_connections 1024; }
+            http {
+                client_body_temp_path ${join(dir, 'body')};
+                proxy_temp_path ${join(dir, 'proxy')};
+                fastcgi_temp_path ${join(dir, 'fastcgi')};
+                uwsgi_temp_path ${join(dir, 'uwsgi')};
+                scgi_temp_path ${join(dir, 'scgi')};
+                log_format tracewire '$connection $connection_requests $request_method $request_uri $status $server_protocol';
+                access_log ${join(dir, 'access.log')} tracewire;
+                types { text/plain txt; application/json json; application/octet-stream bin; }
+                default_type text/plain;
+                gzip on;
+                gzip_min_length 1;
+                gzip_types text/plain application/json;
+                ${site(port, '')}
+                ${site(limitedPort, `keepalive_requests ${options.maxRequests}; http2_max_concurrent_streams ${options.maxStreams};`)}
+            }`;
+            writeFileSync(join(dir, 'nginx.conf'), conf);
+            const server = await run(
+                binary,
+                ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
+                dir,
+                [port, limitedPort],
+                'error.log',
+                /start worker processes/
+            );
+            return {
+                ...server,
+                port,
+                limitedPort,
+                root,
+                accessLog: () =>
+                    server
+                        .read('access.log')
+                        .split('\n')
+                        .filter((line) => line !== '')
+                        .map((line) => {
+                            const [connection, order, method, uri, status, protocol] = line.split(' ');
+                            return {
+                                connection: Number(connection),
+                                order: Number(order),
+                                method: method!,
+                                uri: uri!,
+                                status: Number(status),
+                                protocol: protocol!
                             };
                         })
             };
