@@ -71,7 +71,6 @@ function connectDirectly(target: ConnectionTarget, watcher: ConnectionWatcher): 
 
 /** Follows a socket until it is ready for the session (connected, and through its TLS handshake). */
 function followSocket(socket: Socket, secure: boolean, watcher: ConnectionWatcher): Opening {
-    let done = false;
     const onLookup = (err: Error | null) => {
         if (err === null) {
             // With several addresses to try, Node may report more than one lookup: the first one counts.
@@ -90,6 +89,7 @@ function followSocket(socket: Socket, secure: boolean, watcher: ConnectionWatche
     const onSecure = () => {
         watcher.moments?.secured();
         finish();
+        // No protocol agreed (a server without ALPN) is HTTP/1.1.
         watcher.connected(socket, (socket as TLSSocket).alpnProtocol || 'http/1.1');
     };
     const onError = (err: Error) => {
@@ -98,7 +98,6 @@ function followSocket(socket: Socket, secure: boolean, watcher: ConnectionWatche
         watcher.failed(err);
     };
     const finish = () => {
-        done = true;
         socket.removeListener('lookup', onLookup);
         socket.removeListener('connect', onConnect);
         socket.removeListener('secureConnect', onSecure);
@@ -113,10 +112,9 @@ function followSocket(socket: Socket, secure: boolean, watcher: ConnectionWatche
     socket.on('error', onError);
     return {
         abandon() {
-            if (!done) {
-                finish();
-                socket.destroy();
-            }
+            // (Only while the socket is opening: the pool holds an opening until it is up or failed.)
+            finish();
+            socket.destroy();
         }
     };
 }
@@ -178,22 +176,14 @@ function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: Con
         done = true;
         inner = followSocket(secured, true, watcher);
     });
-    connect.once('response', (res: IncomingMessage) => {
-        // A proxy that answers CONNECT without upgrading it: as a refusal.
-        res.resume();
-        route.connectStatus = res.statusCode;
-        route.connectStatusText = res.statusMessage;
-        route.connectHeaders = res.headers;
-        connect.destroy();
-        fail(new Error(`proxy ${route.name} refused the tunnel with ${res.statusCode}`));
-    });
+    // (Node hands every answer to a CONNECT to 'connect', whatever its status.)
     connect.on('error', fail);
     connect.end();
     return {
         abandon() {
             if (inner !== undefined) {
                 inner.abandon();
-            } else if (!done) {
+            } else {
                 done = true;
                 connect.destroy();
             }

@@ -106,37 +106,16 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
 
     // The hop's side (Exchange).
 
+    /** The body waits for the stream, which is claimed now: the `request` listeners have had the request. */
     sendBody(body: string | Buffer | undefined, onProgress: ProgressCallback | undefined): void {
-        const stream = this.stream;
-        if (this.http1 !== undefined) {
-            this.http1.sendBody(body, onProgress);
-        } else if (stream === undefined) {
-            this.body = { stream: false, body, onProgress };
-            this.claim();
-        } else if (stream.writableEnded) {
-            // A bodyless request: its HEADERS ended the stream.
-        } else if (onProgress === undefined) {
-            stream.end(body);
-        } else {
-            trackUpload(stream, declaredLength(this.fields['content-length']), onProgress, this).send(body);
-        }
+        this.body = { stream: false, body, onProgress };
+        this.claim();
     }
 
+    /** As `sendBody`; not a byte is read before the stream exists: a request that gets no session leaves the stream whole. */
     sendStream(replay: PayloadReplay, onProgress: ProgressCallback | undefined): void {
-        const stream = this.stream;
-        if (this.http1 !== undefined) {
-            this.http1.sendStream(replay, onProgress);
-        } else if (stream === undefined) {
-            // Not a byte is read before the stream exists: a request that gets no session leaves the stream whole.
-            this.body = { stream: true, replay, onProgress };
-            this.claim();
-        } else {
-            if (onProgress !== undefined) {
-                trackUpload(stream, declaredLength(this.fields['content-length']), onProgress, this);
-            }
-
-            replay.sendTo(stream);
-        }
+        this.body = { stream: true, replay, onProgress };
+        this.claim();
     }
 
     /** The stream of a received response: the bytes of it are there once its HEADERS came. */
@@ -149,10 +128,6 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
     }
 
     cancel(): void {
-        if (this.cancelled) {
-            return;
-        }
-
         this.cancelled = true;
         this.body = undefined;
         if (this.http1 !== undefined) {
@@ -223,30 +198,31 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         stream.on('response', onResponse);
         stream.on('error', onStreamError);
         stream.on('close', onStreamClose);
-        if (!bodyless) {
-            stream.once('finish', onUploaded);
-        } else if (stream.pending) {
-            // With END_STREAM on its HEADERS, the request is out once they are: when the stream has its id.
-            stream.once('ready', onUploaded);
-        } else {
-            // On a session that is up, Node gives the stream its id (and emits 'ready') inside request().
-            this.uploaded();
-        }
-        const body = this.body;
+        const body = this.body as PendingBody;
         this.body = undefined;
-        if (body?.stream === true) {
-            this.sendStream(body.replay, body.onProgress);
-        } else if (body !== undefined && !bodyless) {
-            this.sendBody(body.body, body.onProgress);
+        if (bodyless) {
+            // END_STREAM on the HEADERS: the request is out with them (on a session that is up, Node
+            // gives the stream its id, and emits 'ready', inside request()).
+            this.uploaded();
+            return;
+        }
+
+        stream.once('finish', onUploaded);
+        if (body.stream) {
+            if (body.onProgress !== undefined) {
+                trackUpload(stream, declaredLength(this.fields['content-length']), body.onProgress, this);
+            }
+
+            body.replay.sendTo(stream);
+        } else if (body.onProgress === undefined) {
+            stream.end(body.body);
+        } else {
+            trackUpload(stream, declaredLength(this.fields['content-length']), body.onProgress, this).send(body.body);
         }
     }
 
     refused(err: Error, opened: boolean): void {
         this.waiting = false;
-        if (this.cancelled) {
-            return;
-        }
-
         const proxy = this.hop.proxy;
         const failure =
             opened && proxy !== undefined
@@ -257,26 +233,21 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
 
     speaksHttp1(socket: Socket | undefined): void {
         this.waiting = false;
-        if (this.cancelled) {
-            socket?.destroy();
-            return;
-        }
-
         const exchange = socket === undefined ? http1.open(this.hop) : http1OverSocket(this.hop, socket);
         this.http1 = exchange;
         this.handle.carriedBy(exchange.request);
-        const body = this.body;
+        const body = this.body as PendingBody;
         this.body = undefined;
-        if (body?.stream === true) {
+        if (body.stream) {
             exchange.sendStream(body.replay, body.onProgress);
-        } else if (body !== undefined) {
+        } else {
             exchange.sendBody(body.body, body.onProgress);
         }
     }
 
     // The stream's side.
 
-    streamResponded(received: IncomingHttpHeaders, raw: string[] | undefined): void {
+    streamResponded(received: IncomingHttpHeaders, raw: string[]): void {
         if (this.cancelled) {
             return;
         }
@@ -333,7 +304,7 @@ function resetStream(stream: ClientHttp2Stream | undefined): void {
     }
 }
 
-function onResponse(this: ExchangeStream, headers: IncomingHttpHeaders, _flags: number, raw?: string[]): void {
+function onResponse(this: ExchangeStream, headers: IncomingHttpHeaders, _flags: number, raw: string[]): void {
     this[exchangeOf].streamResponded(headers, raw);
 }
 

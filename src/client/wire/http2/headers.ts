@@ -71,47 +71,29 @@ function authorityOf(destination: Destination): string {
 
 /**
  * A response's (or its trailers') fields without the pseudo-header fields, as a plain object like
- * HTTP/1.1's, and its `rawHeaders` list: `raw` as Node received it, in order and with every repeated
- * field, when Node gives it; else made from the fields.
+ * HTTP/1.1's, and its `rawHeaders` list: `raw` as Node received it (its third argument to the
+ * 'response' and 'trailers' events), in order and with every repeated field.
  */
 export function responseFields(
     received: IncomingHttpHeaders,
-    raw: readonly string[] | undefined
+    raw: readonly string[]
 ): {
     headers: IncomingHttpHeaders;
     rawHeaders: string[];
 } {
     const headers: IncomingHttpHeaders = {};
-    const rawHeaders: string[] = [];
     for (const name in received) {
-        if (name.charCodeAt(0) === 58) {
-            // `:status` and any other pseudo-header field.
-            continue;
-        }
-
-        const value = received[name];
-        if (value === undefined) {
-            continue;
-        }
-
-        headers[name] = value;
-        if (raw !== undefined) {
-            // Taken from `raw` below.
-        } else if (Array.isArray(value)) {
-            for (const one of value) {
-                rawHeaders.push(name, one);
-            }
-        } else {
-            rawHeaders.push(name, value);
+        // `:status` and any other pseudo-header field start with a colon.
+        if (name.charCodeAt(0) !== 58) {
+            headers[name] = received[name];
         }
     }
 
-    if (raw !== undefined) {
-        for (let i = 0; i + 1 < raw.length; i += 2) {
-            const name = raw[i] as string;
-            if (name.charCodeAt(0) !== 58) {
-                rawHeaders.push(name, raw[i + 1] as string);
-            }
+    const rawHeaders: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+        const name = raw[i] as string;
+        if (name.charCodeAt(0) !== 58) {
+            rawHeaders.push(name, raw[i + 1] as string);
         }
     }
 

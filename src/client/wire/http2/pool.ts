@@ -64,8 +64,11 @@ class Connecting {
     ) {}
 }
 
-/** One origin's sessions, the streams waiting for room, and the connection being opened for them. */
-class OriginSessions {
+/**
+ * One origin's sessions, the streams waiting for room, and the connection being opened for them; the
+ * owner its sessions report to (it hands their reports to the pool with itself).
+ */
+class OriginSessions implements SessionOwner {
     readonly sessions: LiveSession[] = [];
     readonly waiting: SessionClaim[] = [];
     connecting: Connecting | undefined;
@@ -73,17 +76,25 @@ class OriginSessions {
     target: ConnectionTarget;
 
     constructor(
+        private readonly pool: SessionPool,
         readonly key: string,
         readonly settings: Http2Settings,
         target: ConnectionTarget
     ) {
         this.target = target;
     }
+
+    roomFreed(session: LiveSession): void {
+        this.pool.roomFreed(this, session);
+    }
+
+    retired(session: LiveSession): void {
+        this.pool.retired(this, session);
+    }
 }
 
-export class SessionPool implements SessionOwner {
+export class SessionPool {
     private readonly origins = new Map<string, OriginSessions>();
-    private readonly originOf = new WeakMap<LiveSession, OriginSessions>();
     private readonly http1Origins = new BoundedMemo<string, true>(originLimit);
 
     /** The sessions open now, for the metrics of open connections: each with whether it carries a stream. */
@@ -104,7 +115,7 @@ export class SessionPool implements SessionOwner {
     claim(key: string, settings: Http2Settings, claim: SessionClaim): void {
         let origin = this.origins.get(key);
         if (origin === undefined) {
-            origin = new OriginSessions(key, settings, claim.target);
+            origin = new OriginSessions(this, key, settings, claim.target);
             this.origins.set(key, origin);
         }
 
@@ -147,21 +158,17 @@ export class SessionPool implements SessionOwner {
         this.forgetIfEmpty(origin);
     }
 
-    roomFreed(session: LiveSession): void {
-        const origin = this.originOf.get(session);
-        if (origin === undefined) {
-            return;
-        }
-
+    /** `session` of `origin` can take more streams (it became ready, or streams closed). */
+    roomFreed(origin: OriginSessions, session: LiveSession): void {
         const connecting = origin.connecting;
-        if (connecting?.session === session && session.ready) {
+        if (connecting?.session === session) {
             // The connection became a session: its opener, if it still waits, is its first stream.
             origin.connecting = undefined;
             const opener = connecting.opener;
             const at = opener === undefined ? -1 : origin.waiting.indexOf(opener);
-            if (opener !== undefined && at !== -1 && session.room > 0) {
+            if (at !== -1 && session.room > 0) {
                 origin.waiting.splice(at, 1);
-                opener.granted(session, true);
+                (opener as SessionClaim).granted(session, true);
             }
         }
 
@@ -172,17 +179,9 @@ export class SessionPool implements SessionOwner {
         this.openForWaiting(origin);
     }
 
-    retired(session: LiveSession): void {
-        const origin = this.originOf.get(session);
-        if (origin === undefined) {
-            return;
-        }
-
-        const at = origin.sessions.indexOf(session);
-        if (at !== -1) {
-            origin.sessions.splice(at, 1);
-        }
-
+    /** `session` of `origin` takes no more streams: it closed, failed, or got a GOAWAY. */
+    retired(origin: OriginSessions, session: LiveSession): void {
+        origin.sessions.splice(origin.sessions.indexOf(session), 1);
         const connecting = origin.connecting;
         if (connecting?.session === session) {
             // The connection never became a session: the streams waiting for it fail as it did.
@@ -227,21 +226,15 @@ export class SessionPool implements SessionOwner {
             },
             connected: (socket, protocol) => this.connected(origin, connecting, socket, protocol),
             failed: (err) => {
-                if (origin.connecting === connecting) {
-                    origin.connecting = undefined;
-                    this.refuseAll(origin, err, connecting.opener);
-                }
+                // (An abandoned connection tells nothing more: it was no longer the origin's.)
+                origin.connecting = undefined;
+                this.refuseAll(origin, err, connecting.opener);
             }
         });
     }
 
     private connected(origin: OriginSessions, connecting: Connecting, socket: Socket, protocol: string): void {
         connecting.opening = undefined;
-        if (origin.connecting !== connecting) {
-            socket.destroy();
-            return;
-        }
-
         if (protocol !== 'h2') {
             // ALPN chose HTTP/1.1 (or nothing, which means it): remembered, and every waiting stream goes there.
             origin.connecting = undefined;
@@ -265,11 +258,10 @@ export class SessionPool implements SessionOwner {
             startSession(origin.settings, origin.target, socket),
             socket,
             origin.settings,
-            this
+            origin
         );
         connecting.session = session;
         origin.sessions.push(session);
-        this.originOf.set(session, origin);
     }
 
     private refuseAll(origin: OriginSessions, err: Error, opener: SessionClaim | undefined): void {

@@ -100,7 +100,7 @@ function onEnd(this: ResponseStream): void {
     res.push(null);
 }
 
-function onTrailers(this: ResponseStream, received: IncomingHttpHeaders, _flags: number, raw?: string[]): void {
+function onTrailers(this: ResponseStream, received: IncomingHttpHeaders, _flags: number, raw: string[]): void {
     const res = this[responseOf];
     const { headers, rawHeaders } = responseFields(received, raw);
     res.trailers = headers as NodeJS.Dict<string>;

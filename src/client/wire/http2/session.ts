@@ -57,11 +57,9 @@ export class LiveSession {
                 this.ready = true;
                 clearTimeout(this.pingDeadline);
                 this.pingDeadline = undefined;
-                if (this.active === 0) {
-                    // Idle until a waiting stream takes it (the pool grants them as this event returns).
-                    this.session.unref();
-                    this.armIdle();
-                }
+                // Idle until a waiting stream takes it (the pool grants them as this event returns).
+                this.session.unref();
+                this.armIdle();
             }
 
             // A server may raise its limit later: waiting streams may fit now.
@@ -97,7 +95,8 @@ export class LiveSession {
             return 0;
         }
 
-        const serverLimit = this.session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+        // Node fills in the default (unlimited) for a server that did not say.
+        const serverLimit = this.session.remoteSettings.maxConcurrentStreams as number;
         return Math.min(serverLimit, this.settings.maxConcurrentStreams) - this.active;
     }
 
@@ -208,12 +207,10 @@ export class LiveSession {
         this.idleTimer = setTimeout(closeIdle, this.settings.idleTimeout, this).unref();
     }
 
-    /** The idle timeout passed with no stream opened: the session closes gracefully. */
+    /** The idle timeout passed with no stream opened (opening one clears it): the session closes gracefully. */
     closeIdle(): void {
         this.idleTimer = undefined;
-        if (this.active === 0) {
-            this.retire('closed');
-        }
+        this.retire('closed');
     }
 
     private armPing(): void {

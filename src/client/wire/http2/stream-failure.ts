@@ -61,10 +61,10 @@ export function streamFailure(
     const id = stream.id;
     const rstCode = stream.rstCode;
     let failure: CodedError;
-    if (end?.event === 'goaway' && (id === undefined || id > (end.lastStreamId ?? 0))) {
-        const stream = id === undefined ? 'a stream it was not sent yet' : `stream ${id}`;
+    // (Node gives a stream its id as it is opened, on a session that is up: a stream here has one.)
+    if (end?.event === 'goaway' && (id as number) > (end.lastStreamId as number)) {
         failure = coded(
-            `The HTTP/2 server closed the session (GOAWAY ${errorCodeName(end.errorCode)}) before processing ${stream} (it processed up to ${end.lastStreamId})`,
+            `The HTTP/2 server closed the session (GOAWAY ${errorCodeName(end.errorCode)}) before processing stream ${id} (it processed up to ${end.lastStreamId})`,
             'ERR_HTTP2_GOAWAY',
             err
         );
