@@ -49,12 +49,19 @@ beforeEach(async () => {
                 received += chunk.length;
             });
             stream.on('end', () => {
-                stream.respond({ ':status': 200 });
-                stream.end(String(received));
+                // (A stream the client reset ends too: nothing to answer.)
+                if (!stream.destroyed && !stream.closed) {
+                    stream.respond({ ':status': 200 });
+                    stream.end(String(received));
+                }
             });
         };
         if (headers[':path'] === '/stall') {
             stalled.push({ stream, read });
+        } else if (headers[':path'] === '/early') {
+            // Answers before reading the upload, then lets the rest go (RST_STREAM NO_ERROR after its END_STREAM).
+            stream.respond({ ':status': 413 });
+            stream.end('too large, not read');
         } else {
             read();
         }
@@ -109,6 +116,36 @@ describe('HTTP/2 flow control: a slow reader of a large upload', () => {
         expect(String(answer)).toBe('5');
         expect(server.sessions).toHaveLength(1);
         payload.destroy();
+        await expectReleased(api, [server], timers);
+    });
+
+    it('a server that answers before reading the upload: its response is the outcome, and the upload stops', async () => {
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 } });
+        const payload = lazyPayload(16 * mebibyte);
+        const res = await api.request('POST', `${server.url}/early`, { payload });
+        expect(res.statusCode).toBe(413);
+        expect(String(await api.read(res))).toBe('too large, not read');
+        expect(payload.produced).toBeLessThan(mebibyte);
+        await expect.poll(() => payload.listenerCount('data')).toBe(0);
+        payload.destroy();
+        await expectReleased(api, [server], timers);
+    });
+
+    it('an onUploadProgress callback that throws fails the request with a 500 naming it, and keeps the session', async () => {
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 } });
+        const err = await rejection(
+            api.post(`${server.url}/progress`, {
+                payload: Buffer.alloc(200_000),
+                onUploadProgress: () => {
+                    throw new Error('progress bug');
+                }
+            })
+        );
+        expect(err.output.statusCode).toBe(500);
+        expect(err.message).toBe('The onUploadProgress callback threw: progress bug');
+        const { res } = await api.post(`${server.url}/after`, { payload: 'ok' });
+        expect(res.statusCode).toBe(200);
+        expect(server.sessions).toHaveLength(1);
         await expectReleased(api, [server], timers);
     });
 });

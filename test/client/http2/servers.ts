@@ -37,6 +37,8 @@ export interface Http2ServerOptions {
     h2c?: boolean;
     /** Listen on a UNIX socket (h2c) instead of a port. */
     unix?: boolean;
+    /** The loopback address to listen on: 127.0.0.1 unless given (`::1` for IPv6). */
+    host?: string;
     /** Also answer HTTP/1.1 (ALPN `http/1.1`). */
     allowHTTP1?: boolean;
     /** The server's SETTINGS. */
@@ -90,12 +92,13 @@ export async function startHttp2(
         socketPath = join(dir, 'server.sock');
         await new Promise<void>((resolve) => server.listen(socketPath, resolve));
     } else {
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
     }
 
     const port = socketPath === undefined ? (server.address() as AddressInfo).port : 0;
+    const host = options.host?.includes(':') ? `[${options.host}]` : (options.host ?? '127.0.0.1');
     return {
-        url: socketPath === undefined ? `${options.h2c ? 'http' : 'https'}://127.0.0.1:${port}` : 'http://localhost',
+        url: socketPath === undefined ? `${options.h2c ? 'http' : 'https'}://${host}:${port}` : 'http://localhost',
         port,
         socketPath,
         server,

@@ -1,10 +1,6 @@
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '../../../src/client/index.js';
-import type { Http2Request } from '../../../src/client/wire/http2/request.js';
-import { selfSignedCertificate } from '../helpers.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';
 
@@ -46,6 +42,16 @@ describe('HTTP/2 sessions: ALPN decides the protocol of an https origin', () => 
         await expectReleased(api, [server], timers);
     });
 
+    it('speaks HTTP/2 to an IPv6 literal origin', async () => {
+        server = await startHttp2(answer, { host: '::1' });
+        const api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
+        const { res, payload } = await api.get(`${server.url}/six`, { json: true });
+        expect(server.url).toMatch(/^https:\/\/\[::1\]:\d+$/);
+        expect(res.httpVersion).toBe('2.0');
+        expect(payload).toEqual({ path: '/six', version: '2.0' });
+        await expectReleased(api, [server], timers);
+    });
+
     it('speaks HTTP/1.1 when http2 is not on, as by default', async () => {
         server = await startHttp2(answer, { allowHTTP1: true });
         const api = new Client().defaults({ rejectUnauthorized: false });
@@ -53,86 +59,6 @@ describe('HTTP/2 sessions: ALPN decides the protocol of an https origin', () => 
         expect(res.httpVersion).toBe('1.1');
         expect(server.sessions).toHaveLength(0);
         await expectReleased(api, [server], timers);
-    });
-});
-
-describe('HTTP/2 sessions: an origin whose server offers only http/1.1 by ALPN', () => {
-    let server: HttpsServer;
-    let url: string;
-    const connections: Socket[] = [];
-    const versions: string[] = [];
-    beforeEach(async () => {
-        connections.length = 0;
-        versions.length = 0;
-        server = createHttpsServer({ ...selfSignedCertificate(), ALPNProtocols: ['http/1.1'] }, (req, res) => {
-            versions.push(req.httpVersion);
-            setTimeout(() => res.end(`${req.url} on connection ${connections.indexOf(req.socket)}`), 20);
-        });
-        server.on('secureConnection', (socket: Socket) => connections.push(socket));
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    });
-    afterEach(async () => {
-        server.closeAllConnections();
-        await new Promise((resolve) => server.close(resolve));
-    });
-
-    it('serves the first request over HTTP/1.1 on the very connection ALPN answered on, then the later ones through the agents', async () => {
-        const api = new Client().defaults({ http2: true, rejectUnauthorized: false });
-        const first = await api.get(`${url}/first`);
-        expect(first.res.httpVersion).toBe('1.1');
-        expect(String(first.payload)).toBe('/first on connection 0');
-        expect(connections).toHaveLength(1);
-        // That connection carried the one exchange: it is not in the agents' pool.
-        await expect.poll(() => connections[0]?.destroyed).toBe(true);
-
-        // Remembered for the origin: no ALPN offer any more, the agents' keep-alive connections.
-        const second = await api.get(`${url}/second`);
-        const third = await api.get(`${url}/third`);
-        expect(second.res.httpVersion).toBe('1.1');
-        expect(String(second.payload)).toBe('/second on connection 1');
-        expect(String(third.payload)).toBe('/third on connection 1');
-        expect(connections).toHaveLength(2);
-        expect(clientSessions(api.agents)).toBe(0);
-        api.agents.httpsAllowUnauthorized.destroy();
-        await expect.poll(() => connections.every((socket) => socket.destroyed)).toBe(true);
-        await expectReleased(api, [], timers);
-    });
-
-    it('shows the HTTP/1.1 request through promise.req: its socket, its events, its abort', async () => {
-        const api = new Client().defaults({ http2: true, rejectUnauthorized: false });
-        const promise = api.request('GET', `${url}/seen`);
-        const req = promise.req as unknown as Http2Request;
-        const events: string[] = [];
-        for (const name of ['response', 'finish', 'close']) {
-            req.on(name, () => events.push(name));
-        }
-
-        const res = await promise;
-        expect(res.httpVersion).toBe('1.1');
-        expect(req.socket?.remotePort).toBe((server.address() as AddressInfo).port);
-        await api.read(res);
-        await expect.poll(() => events).toEqual(['finish', 'response', 'close']);
-
-        // Aborted through it once the HTTP/1.1 request is out, on a client that has yet to learn the origin's answer.
-        const fresh = new Client().defaults({ http2: true, rejectUnauthorized: false });
-        const aborted = fresh.request('GET', `${url}/aborted`);
-        aborted.req?.once('finish', () => aborted.req?.abort());
-        await expect(aborted).rejects.toThrow('Client request aborted');
-        await expectReleased(api, [], timers);
-        await expectReleased(fresh, [], timers);
-    });
-
-    it('sends the requests that waited for that first connection through the agents', async () => {
-        const api = new Client().defaults({ http2: true, rejectUnauthorized: false });
-        const results = await Promise.all([1, 2, 3].map((n) => api.get(`${url}/${n}`)));
-        expect(results.map(({ res }) => res.httpVersion)).toEqual(['1.1', '1.1', '1.1']);
-        expect(versions).toEqual(['1.1', '1.1', '1.1']);
-        // The first on the negotiated connection, the two others on the agent's own.
-        expect(String(results[0]?.payload)).toBe('/1 on connection 0');
-        expect(connections).toHaveLength(3);
-        await expectReleased(api, [], timers);
-        await expect.poll(() => connections.every((socket) => socket.destroyed)).toBe(true);
     });
 });
 

@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLIENT_CHANNELS, Client, type HopRequest } from '../../../src/client/index.js';
 import { Http2Request } from '../../../src/client/wire/http2/request.js';
@@ -89,6 +90,21 @@ describe('HTTP/2 surface: the request a caller holds', () => {
         await api.read(await again);
         expect((again.req as unknown as Http2Request).reusedSocket).toBe(true);
         expect((again.req as unknown as Http2Request).socket).toBe(req.socket);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('removeHeader before the stream goes out; abort() once, however often it is called', async () => {
+        const traced = api.defaults({ events: true, headers: { 'x-late': 'removed' } });
+        traced.events?.on('request', (req) => req.removeHeader('X-Late'));
+        const { payload } = await traced.get(`${server.url}/removed`);
+        expect(String(payload)).toBe('/removed');
+
+        const promise = api.request('GET', `${server.url}/twice`);
+        const req = promise.req as unknown as Http2Request;
+        req.abort();
+        req.abort();
+        expect(req.aborted).toBe(true);
+        await expect(promise).rejects.toThrow('Client request aborted');
         await expectReleased(api, [server], timers);
     });
 });
@@ -192,6 +208,47 @@ describe('HTTP/2 surface: proxies', () => {
         expect(h2.data).toEqual(h1.data);
         await expectReleased(api, [server], timers);
         await expect.poll(() => guarded.open.size).toBe(0);
+    });
+
+    it('a proxy that cannot be reached: a 502 naming it, with the network error code', async () => {
+        const err = await rejection(api.get(`${server.url}/unreachable`, { proxy: 'http://127.0.0.1:1' }));
+        expect(isHttpError(err, 502)).toBe(true);
+        expect(err.message).toMatch(/^Client request error: proxy http:\/\/127\.0\.0\.1:1 could not be reached: /);
+        expect((err.data as { code?: string }).code).toBe('ECONNREFUSED');
+        await expectReleased(api, [server], timers);
+    });
+
+    it('a proxy that never answers the CONNECT: the request timeout lets go of the tunnel', async () => {
+        const silent = createServer((socket) => socket.on('error', () => {}).resume());
+        const accepted: Socket[] = [];
+        silent.on('connection', (socket) => accepted.push(socket));
+        await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+        try {
+            const port = (silent.address() as AddressInfo).port;
+            const err = await rejection(
+                api.get(`${server.url}/silent`, { proxy: `http://127.0.0.1:${port}`, timeout: 150 })
+            );
+            expect(err.output.statusCode).toBe(504);
+            await expect.poll(() => accepted.length > 0 && accepted.every((socket) => socket.destroyed)).toBe(true);
+            await expectReleased(api, [server], timers);
+        } finally {
+            for (const socket of accepted) {
+                socket.destroy();
+            }
+
+            await new Promise((resolve) => silent.close(resolve));
+        }
+    });
+
+    it("carries the caller's proxy-authorization on the CONNECT, never to the origin", async () => {
+        const credential = `Basic ${Buffer.from('user:secret').toString('base64')}`;
+        const { res } = await api.get(`${server.url}/header-credentials`, {
+            proxy: `http://127.0.0.1:${guarded.port}`,
+            headers: { 'proxy-authorization': credential }
+        });
+        expect(res.httpVersion).toBe('2.0');
+        expect(guarded.tunnels.at(-1)?.headers['proxy-authorization']).toBe(credential);
+        await expectReleased(api, [server], timers);
     });
 
     it('with the proxy credentials, the tunnel opens', async () => {
