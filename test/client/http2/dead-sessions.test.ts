@@ -87,7 +87,8 @@ describe('HTTP/2 dead sessions: a session that stops answering PINGs', () => {
         server.server.once('session', (session) => session.on('ping', () => pings++));
         const { payload } = await api.get(`${relay.url}/slow`);
         expect(String(payload)).toBe('slow but here');
-        expect(pings).toBeGreaterThanOrEqual(3);
+        expect(pings).toBeGreaterThanOrEqual(1);
+        expect(relay.connections).toBe(1);
         await expectReleased(api, [relay], timers);
     });
 });
