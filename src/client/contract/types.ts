@@ -132,11 +132,16 @@ export interface Http2Options {
     /** Milliseconds between PINGs on a session with streams open; 0 sends none. Default 30 000. */
     pingInterval?: number | null | undefined;
     /**
-     * Milliseconds a PING may wait for its answer: a session that does not answer in time is closed,
-     * and its streams fail with a 502 (`data.code` `ETIMEDOUT`), retried as any network error. Default 10 000.
+     * Milliseconds a PING may wait for its answer, and a new session for the server's SETTINGS: a
+     * session that does not answer in time is closed, and its streams (or those waiting for it) fail
+     * with a 502 (`data.code` `ETIMEDOUT`), retried as any network error; 0 waits as long as it takes.
+     * Default 10 000.
      */
     pingTimeout?: number | null | undefined;
-    /** Milliseconds a session with no stream open stays open. Default 60 000. */
+    /**
+     * Milliseconds a session with no stream open stays open (unref'd: it never keeps the process
+     * alive); 0 keeps it until the server closes it. Default 60 000.
+     */
     idleTimeout?: number | null | undefined;
     /** The receive window of each stream (`SETTINGS_INITIAL_WINDOW_SIZE`), in bytes. Default 4 MiB. */
     initialWindowSize?: number | null | undefined;
