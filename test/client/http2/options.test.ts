@@ -1,8 +1,10 @@
 import { lookup as dnsLookup } from 'node:dns';
+import { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client, type Timings } from '../../../src/client/index.js';
 import { isHttpError } from '../../../src/errors/index.js';
+import { selfSignedCertificate } from '../helpers.js';
 import { startRawHttp2 } from './raw-server.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
@@ -127,6 +129,19 @@ describe('HTTP/2 options: what the settings do', () => {
         const timings = (res as typeof res & { timings: Timings }).timings;
         expect(timings.lookup).toBeDefined();
         expect(timings.phases.dns).toBeGreaterThanOrEqual(0);
+        await expectReleased(api, [server], timers);
+    });
+
+    it("takes the TLS settings of the caller's agent: its CA makes the test certificate trusted", async () => {
+        server = await startHttp2((_req, res) => res.end('trusted'));
+        const api = new Client().defaults({ http2: { idleTimeout: 100 } });
+        const agent = new HttpsAgent({ ca: selfSignedCertificate().cert });
+        const { res, payload } = await api.get(`${server.url}/`, { agent });
+        expect(res.httpVersion).toBe('2.0');
+        expect(String(payload)).toBe('trusted');
+        const err = await rejection(api.get(`${server.url}/`));
+        expect(err.output.statusCode).toBe(502);
+        agent.destroy();
         await expectReleased(api, [server], timers);
     });
 });
