@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark in one run (the client against its peers, static serving, the cost of
 // tracing, the errors, memory), printed as Markdown tables of ratios and written to bench/results.md (a quick or
 // partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look),
-// `--only=client|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client and static sections also
+// `--only=client|http2|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client and static sections also
 // run the build of another checkout, `tracewire@baseline`, interleaved beside this one) and `--rounds=N` (the
 // client section's measured rounds, for a comparison that needs more than the default 5).
 import { existsSync } from 'node:fs';
@@ -10,12 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { runClientSection } from './sections/client.js';
 import { runErrorsSection } from './sections/errors.js';
+import { runHttp2Section } from './sections/http2.js';
 import { runMemorySection } from './sections/memory.js';
 import { runStaticSection } from './sections/static.js';
 import { runTracingSection } from './sections/tracing.js';
 
 const sections = {
     client: { heading: 'Client', run: runClientSection },
+    http2: { heading: 'HTTP/2', run: runHttp2Section },
     static: { heading: 'Static files', run: runStaticSection },
     tracing: { heading: 'Tracing cost', run: runTracingSection },
     errors: { heading: 'Errors', run: runErrorsSection },

@@ -122,10 +122,11 @@ function destroyStream(this: StreamResponse, err: Error | null, callback: (err?:
     if (!this.complete) {
         this.aborted = true;
         this.emit('aborted');
-    }
-
-    if (!stream.closed && !stream.destroyed) {
-        stream.close(http2Cancel);
+        // Only a body left unread: a stream read to its end closes by itself, and a reset for each of
+        // them would look like the rapid-reset attack to the server (Node's closes such a session).
+        if (!stream.closed && !stream.destroyed) {
+            stream.close(http2Cancel);
+        }
     }
 
     callback(err);
