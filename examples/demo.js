@@ -4,8 +4,11 @@
 // The last request is made by the root `client`, traced by the process-wide TracewireInstrumentation,
 // and draws a progress bar for its download. Then a waterfall of the phases of four requests (a new
 // connection, a reused one, a slow server, a slow download), from their `res.timings`.
+// Then four requests multiplexed on one HTTP/2 session (a cleartext `node:http2` server, `h2c`), drawn
+// the same way: the first opens the session, the others wait for it and share it.
 // `npm start -- --optional-metrics` (or TRACEWIRE_OPTIONAL_METRICS=1) adds the optional metrics:
 // body sizes, active requests and the client's open connections.
+import http2 from 'node:http2';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -172,11 +175,50 @@ for (const line of renderWaterfalls(waterfalls)) {
     console.log(`  ${line}`);
 }
 
+// HTTP/2: four requests at once to a cleartext node:http2 server, one session carrying their four streams.
+const h2Server = http2.createServer((req, res) => {
+    // Each answer takes a little longer than the one before, so the streams' bars end apart.
+    const delay = 20 * Number(new URL(req.url, 'http://localhost').searchParams.get('n'));
+    res.setHeader('content-type', 'application/json');
+    setTimeout(() => res.end(JSON.stringify({ stream: req.stream.id })), delay);
+});
+let h2Connections = 0;
+h2Server.on('connection', () => h2Connections++);
+// The client's idle session stays open until its idleTimeout (unref'd: it holds no process); the server's side of it is closed at the end.
+const h2Sessions = new Set();
+h2Server.on('session', (session) => h2Sessions.add(session));
+await new Promise((resolve) => h2Server.listen(0, '127.0.0.1', resolve));
+const h2 = client.defaults({ http2: { h2c: true }, events: true });
+const h2Instrumentation = instrumentClient(h2, { optionalMetrics });
+const h2Waterfalls = await tracer.startActiveSpan('demo: four requests on one HTTP/2 session', async (step) => {
+    const origin = `http://127.0.0.1:${h2Server.address().port}`;
+    const answers = await Promise.all(
+        [1, 2, 3, 4].map((n) => h2.get(`${origin}/api/part?n=${n}`, { route: '/api/part', json: true }))
+    );
+    step.end();
+    return answers.map(({ res, payload }, index) => ({
+        label: `stream ${payload.stream}${index === 0 ? ' (opens the session)' : ''}`,
+        timings: res.timings,
+        version: res.httpVersion
+    }));
+});
+console.log(
+    `\nfour requests at once over HTTP/${h2Waterfalls[0].version} (http2: { h2c: true }): ${h2Connections} connection, streams ${h2Waterfalls.map(({ label }) => label.split(' ')[1]).join(', ')}`
+);
+for (const line of renderWaterfalls(h2Waterfalls)) {
+    console.log(`  ${line}`);
+}
+
 // Read while the client's kept-alive connections are still open, so the pool gauge has something to show.
 const resourceMetrics = await telemetry.collectMetrics();
 // Stopping waits for the requests in flight, so every server span has ended.
 await server.stop();
+h2Server.close();
+for (const session of h2Sessions) {
+    session.close();
+}
 instrumentation.disable();
+h2Instrumentation.disable();
 processWide.disable();
 
 printTraces(telemetry.finishedSpans());

@@ -21,6 +21,7 @@ export type {
     EffectiveOptions,
     HopRequest,
     HopResponse,
+    Http2Options,
     OutgoingHeaders,
     Payload,
     ProgressCallback,
@@ -47,3 +48,4 @@ export {
 export type { CacheControl } from './surface/cache-control.js';
 export { Client, type ClientEmitter } from './surface/client.js';
 export { clientRequestMarker } from './wire/http1/node-options.js';
+export { Http2Request, isHttp2Request } from './wire/http2/request.js';

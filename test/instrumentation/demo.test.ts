@@ -65,8 +65,8 @@ describe('the npm start demo', () => {
         expect(stdout).toContain('[########################] 100%  1024 of 1024 KiB');
         expect(stdout).toMatch(/a download with progress +GET \/api\/archive → 1048576 bytes/);
 
-        // Every request of the demo is one trace: 11 steps, 11 trace ids.
-        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(11);
+        // Every step of the demo is one trace: 12 steps (the four HTTP/2 requests are one), 12 trace ids.
+        expect(lines.filter((line) => line.startsWith('trace '))).toHaveLength(12);
 
         // The waterfall of four requests (examples/waterfall.js): each phase a line, the phases a
         // request did not have marked, the slow server's time in firstByte, the slow download's in download.
@@ -87,6 +87,19 @@ describe('the npm start demo', () => {
         expect(phase(reused, 'tcp')).toMatch(/ -$/);
         expect(millis(phase(block('a slow server'), 'firstByte'))).toBeGreaterThanOrEqual(140);
         expect(millis(phase(block('a slow download'), 'download'))).toBeGreaterThanOrEqual(280);
+        // Four requests at once on one HTTP/2 session: the first opens it (a tcp phase), the others
+        // wait for it (a wait phase, no connection of their own).
+        expect(stdout).toMatch(
+            /four requests at once over HTTP\/2\.0 \(http2: \{ h2c: true \}\): 1 connection, streams 1, 3, 5, 7/
+        );
+        const opener = block('stream 1 (opens the session)');
+        expect(phase(opener, 'tcp')).toMatch(/█+ +[\d.]+ ms$/);
+        for (const label of ['stream 3', 'stream 5', 'stream 7']) {
+            const rows = block(label);
+            expect(phase(rows, 'tcp')).toMatch(/ -$/);
+            expect(phase(rows, 'wait')).toMatch(/█+ +[\d.]+ ms$/);
+        }
+
         // The same phases on the client spans.
         expect(stdout).toMatch(
             /phases: wait [\d.]+ ms, tcp [\d.]+ ms, request [\d.]+ ms, first_byte [\d.]+ ms, download [\d.]+ ms/

@@ -165,3 +165,11 @@ export class Http2Request extends EventEmitter {
         }
     }
 }
+
+/**
+ * True for the request of an HTTP/2 exchange (README "HTTP/2"): an `Http2Request`, where the public
+ * types say `ClientRequest` (`promise.req`, the `request` event, `details.req`).
+ */
+export function isHttp2Request(req: unknown): req is Http2Request {
+    return req instanceof Http2Request;
+}
