@@ -185,7 +185,9 @@ export interface RetryOptions {
     statusCodes?: readonly number[] | null | undefined;
     /**
      * Network error codes (`err.data.code`) retried. Default ECONNRESET, ECONNREFUSED, EPIPE,
-     * ETIMEDOUT (also the request `timeout`'s code) and EAI_AGAIN.
+     * ETIMEDOUT (also the request `timeout`'s code), EAI_AGAIN, and HTTP/2's stream resets and session
+     * ends (ERR_HTTP2_STREAM_ERROR, ERR_HTTP2_SESSION_ERROR, ERR_HTTP2_STREAM_CLOSED, ERR_HTTP2_GOAWAY,
+     * ERR_HTTP2_REFUSED_STREAM).
      */
     errorCodes?: readonly string[] | null | undefined;
     /**

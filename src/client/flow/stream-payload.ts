@@ -5,7 +5,7 @@ import type { EffectiveOptions } from '../contract/types.js';
 
 /**
  * A call's stream payload across its hops (README "Payloads"): the replay that sends it, keeping a
- * copy only when a redirect or a retry may need to send it again. Made with the call's first stream.
+ * copy only when a hop may need to send it again. Made with the call's first stream.
  */
 export class StreamPayload {
     private replay: PayloadReplay | undefined;
@@ -34,9 +34,13 @@ export class StreamPayload {
         }
 
         replay?.dispose();
-        // A copy is kept only when a redirect or a retry may need to re-send the stream.
-        const limit =
-            (typeof options.redirects === 'number' && options.redirects > 0) || this.retries ? streamReplayLimit : 0;
+        // A copy is kept only when something may need to re-send the stream: a redirect, a retry, or an
+        // HTTP/2 server that refuses the stream or sends GOAWAY before processing it (README "HTTP/2").
+        const resent =
+            (typeof options.redirects === 'number' && options.redirects > 0) ||
+            this.retries ||
+            (options.http2 !== undefined && options.http2 !== false);
+        const limit = resent ? streamReplayLimit : 0;
         const made = new PayloadReplay(payload, limit, this.onError);
         this.replay = made;
         return made.replayProblem() ?? made;

@@ -96,7 +96,7 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         private readonly settings: Http2Settings
     ) {
         this.fields = requestHeaders(hop.method, hop.destination, hop.headers);
-        this.handle = new Http2Request(this.fields, this);
+        this.handle = new Http2Request(this.fields, this, hop.destination.hostname);
         this.request = this.handle as unknown as HopRequest;
     }
 

@@ -47,12 +47,14 @@ export class Http2Request extends EventEmitter {
 
     constructor(
         private readonly fields: OutgoingHttpHeaders,
-        private readonly exchange: StoppableExchange
+        private readonly exchange: StoppableExchange,
+        /** The host connected to, without a port (as a `ClientRequest`'s; `:authority` has the header's). */
+        host: string
     ) {
         super();
         this.method = String(fields[':method']);
         this.path = String(fields[':path']);
-        this.host = String(fields[':authority']);
+        this.host = host;
         this.protocol = `${String(fields[':scheme'])}:`;
     }
 
