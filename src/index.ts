@@ -8,6 +8,8 @@ export {
     client,
     MemoryCacheStore,
     type MemoryCacheStoreOptions,
+    RedisCacheStore,
+    type RedisCacheStoreOptions,
     SqliteCacheStore,
     type SqliteCacheStoreOptions
 } from './client/index.js';

@@ -9,8 +9,13 @@ export const client: Client = new Client();
 export type { ReadableSource } from './bodies/read.js';
 
 export { MemoryCacheStore, type MemoryCacheStoreOptions } from './cache/stores/memory-store.js';
+export {
+    RedisCacheStore,
+    type RedisCacheStoreOptions,
+    type RedisStoreFailure
+} from './cache/stores/redis-store.js';
 export { SqliteCacheStore, type SqliteCacheStoreOptions } from './cache/stores/sqlite-store.js';
-export type { CachedResponse, CacheStore } from './contract/cache-store.js';
+export type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from './contract/cache-store.js';
 export type { PhaseTimeouts, TimeoutPhase, TimingPhases, Timings } from './contract/timings.js';
 export type {
     Agents,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Real nginx and squid for the integration tests: each runs as an ordinary child process on
+ * Real nginx, squid and redis-server for the integration tests: each runs as an ordinary child process on
  * 127.0.0.1, with a generated configuration and every file it writes in a temp dir, and is stopped
  * (no process left) by `stop()`. A missing binary is installed when we are root (a fresh machine
  * running `npm test`, like .ci/run); otherwise the setup fails saying what to install.
@@ -57,7 +57,7 @@ export type PickPorts = (count: number) => Promise<number[]>;
 /** Thrown when a server process could not bind a port: taken by someone else since `freePorts` released it. */
 class PortTakenError extends Error {}
 
-/** How nginx and squid report a port they could not bind (errno 98). */
+/** How nginx, squid and redis-server report a port they could not bind (errno 98). */
 const portTaken = /Address already in use/;
 
 /**
@@ -134,6 +134,11 @@ export interface RealServer {
     stop(): Promise<void>;
 }
 
+/** A server process as `run` starts it: also signalled directly (a crash, a pause). */
+interface RunningServer extends RealServer {
+    signal(name: NodeJS.Signals): void;
+}
+
 /** Starts `binary`; `ready` is the line its `log` shows once its listening sockets are bound. */
 async function run(
     binary: string,
@@ -142,7 +147,7 @@ async function run(
     ports: number[],
     log: string,
     ready: RegExp
-): Promise<RealServer> {
+): Promise<RunningServer> {
     const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -171,7 +176,7 @@ async function run(
         throw err;
     }
 
-    return { dir, read, stop };
+    return { dir, read, stop, signal: (name) => child.kill(name) };
 }
 
 /** A temp dir the server's unprivileged workers (nginx's, squid's) can read and write too. */
@@ -492,6 +497,148 @@ export async function startSquid(user: string, password: string, pickPorts?: Pic
                         .split('\n')
                         .filter((line) => line !== '')
             };
+        },
+        pickPorts
+    );
+}
+
+/** A redis-server on 127.0.0.1 that a test can crash, restart on its port, pause and resume. */
+export interface RedisServer {
+    readonly port: number;
+    /** Its log so far (empty while it is not running). */
+    log(): string;
+    /** Kills it (SIGKILL, a crash): what it held is gone. */
+    kill(): Promise<void>;
+    /** Runs it again, empty, on the same port, once it was killed. */
+    restart(): Promise<void>;
+    /** Stops it answering (SIGSTOP): its sockets stay open, nothing is read. */
+    pause(): void;
+    /** Lets it answer again (SIGCONT). */
+    resume(): void;
+    /** Ends it for good and removes its files. */
+    stop(): Promise<void>;
+}
+
+function redisBinaries(): { server: string; cli: string } {
+    const server = ensureBinary(
+        'redis-server',
+        ['/usr/bin/redis-server', '/usr/local/bin/redis-server'],
+        'redis-server'
+    );
+    const cli = ensureBinary('redis-cli', ['/usr/bin/redis-cli', '/usr/local/bin/redis-cli'], 'redis-tools');
+    return { server, cli };
+}
+
+// Started with no persistence (a restart is empty), its log in its dir; `extra` adds settings (a cluster's).
+async function runRedis(binary: string, port: number, extra: string[]): Promise<RunningServer> {
+    const dir = serverDir('tracewire-redis-');
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    args.push('--dir', dir, '--logfile', join(dir, 'redis.log'), '--daemonize', 'no', ...extra);
+    // Logged once the listening socket is bound (and, in a cluster, the cluster bus's).
+    return run(binary, args, dir, [port], 'redis.log', /Ready to accept connections/);
+}
+
+/**
+ * A redis-server (Debian's `redis-server`) as a child process on a port from `pickPorts`
+ * (`freePorts` when absent); `args` are added to its command line (`--maxmemory 2mb`, say).
+ */
+export async function startRedis(options: { args?: string[]; pickPorts?: PickPorts } = {}): Promise<RedisServer> {
+    const { server: binary } = redisBinaries();
+    const extra = options.args ?? [];
+    let current: RunningServer | undefined;
+    const port = await withFreePorts(
+        1,
+        async ([picked = 0]) => {
+            current = await runRedis(binary, picked, extra);
+            return picked;
+        },
+        options.pickPorts
+    );
+    return {
+        port,
+        log: () => current?.read('redis.log') ?? '',
+        async kill() {
+            current?.signal('SIGKILL');
+            await current?.stop();
+            current = undefined;
+        },
+        async restart() {
+            // The port was the server's a moment ago: another process taking it meanwhile is possible, but rare.
+            for (let attempt = 1; ; attempt++) {
+                try {
+                    current = await runRedis(binary, port, extra);
+                    return;
+                } catch (err) {
+                    if (!(err instanceof PortTakenError) || attempt === 5) {
+                        throw err;
+                    }
+
+                    await new Promise((resolve) => setTimeout(resolve, 200));
+                }
+            }
+        },
+        pause: () => current?.signal('SIGSTOP'),
+        resume: () => current?.signal('SIGCONT'),
+        async stop() {
+            // A paused server ignores SIGTERM until it runs again.
+            current?.signal('SIGCONT');
+            await current?.stop();
+            current = undefined;
+        }
+    };
+}
+
+/** A Redis Cluster of masters on 127.0.0.1, each holding a third of the slots. */
+export interface RedisCluster {
+    /** The client port of each master. */
+    readonly ports: number[];
+    stop(): Promise<void>;
+}
+
+/**
+ * Three redis-server masters in cluster mode (each with its cluster bus on a port of its own), joined
+ * by `redis-cli --cluster create`, resolved once every node reports the cluster ok.
+ */
+export async function startRedisCluster(pickPorts?: PickPorts): Promise<RedisCluster> {
+    const { server: binary, cli } = redisBinaries();
+    return withFreePorts(
+        6,
+        async (picked) => {
+            const ports = picked.slice(0, 3);
+            const nodes: RunningServer[] = [];
+            const stop = async () => {
+                await Promise.all(nodes.map((node) => node.stop()));
+            };
+            try {
+                for (const [i, port] of ports.entries()) {
+                    const bus = String(picked[3 + i]);
+                    const cluster = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
+                    nodes.push(await runRedis(binary, port, [...cluster, '--cluster-port', bus]));
+                }
+
+                const addresses = ports.map((port) => `127.0.0.1:${port}`);
+                execFileSync(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], {
+                    stdio: 'ignore',
+                    timeout: 30_000
+                });
+                const deadline = Date.now() + 30_000;
+                const ok = (port: number) =>
+                    execFileSync(cli, ['-p', String(port), 'cluster', 'info'])
+                        .toString()
+                        .includes('cluster_state:ok');
+                while (!ports.every(ok)) {
+                    if (Date.now() > deadline) {
+                        throw new Error(`the cluster on ${addresses.join(', ')} is not ok after 30 s`);
+                    }
+
+                    await new Promise((resolve) => setTimeout(resolve, 100));
+                }
+            } catch (err) {
+                await stop();
+                throw err;
+            }
+
+            return { ports, stop };
         },
         pickPorts
     );

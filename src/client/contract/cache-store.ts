@@ -45,3 +45,45 @@ export interface CachedResponse {
     /** Epoch ms after which the entry is of no use (stale beyond what stale-while-revalidate and stale-if-error allow): a store may drop it. */
     deleteAt: number;
 }
+
+/**
+ * An optional capability of a `CacheStore`: a short-lived lock per cache key, so that of the callers
+ * missing one key at once (in one process or, on a shared store, across instances) one fetches from
+ * the origin and stores the answer while the others wait for it, then look the key up again
+ * (request coalescing, as nginx's `proxy_cache_lock`). A lock never outlives its `ttl`: a holder that
+ * takes longer loses it, and its waiters go to the origin themselves. A holder whose answer is not
+ * storable can mark the key so that the next callers skip waiting for a while (hit-for-pass).
+ * Every method may reject like any store call; a caller then goes to the origin without the lock.
+ */
+export interface FillLocks {
+    /** Takes the lock of `key` for at most `ttl` ms, unless another caller holds it or the key is marked pass. */
+    lockFill(key: string, ttl: number): Promise<FillLock>;
+    /**
+     * Ends the hold of `token` on `key`, waking its waiters; nothing when `token` no longer holds it
+     * (its `ttl` ran out, another took it since). `passFor` > 0 marks the key pass for that many ms.
+     * True when the token still held the lock.
+     */
+    unlockFill(key: string, token: string, passFor?: number): Promise<boolean>;
+    /**
+     * Waits until the lock of `key` is released or has expired (`'released'`: look the key up again),
+     * the key is marked pass (`'pass'`: go to the origin), or `timeout` ms have passed (`'timeout'`).
+     */
+    awaitFill(key: string, timeout: number): Promise<FillWait>;
+}
+
+/** The lock taken (with the token that releases it), or why not. */
+export type FillLock =
+    | { readonly acquired: true; readonly token: string }
+    | { readonly acquired: false; readonly reason: 'held' | 'pass' };
+
+export type FillWait = 'released' | 'pass' | 'timeout';
+
+/** True when `store` offers fill locks. */
+export function hasFillLocks(store: CacheStore): store is CacheStore & FillLocks {
+    const locks = store as Partial<FillLocks>;
+    return (
+        typeof locks.lockFill === 'function' &&
+        typeof locks.unlockFill === 'function' &&
+        typeof locks.awaitFill === 'function'
+    );
+}
