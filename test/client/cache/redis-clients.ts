@@ -1,10 +1,11 @@
 import { once } from 'node:events';
 import { Redis as IORedis, Cluster as IORedisCluster, type RedisOptions } from 'ioredis';
+import { Redis as IORedis5, Cluster as IORedis5Cluster } from 'ioredis5';
 import { Valkey, Cluster as ValkeyCluster } from 'iovalkey';
 
 /**
- * The clients a `RedisCacheStore` is tested with (README "Cache stores" names them): ioredis and
- * iovalkey, whose interfaces match, a `Redis` and a `Cluster` of each. Typed as ioredis's here, for
+ * The clients a `RedisCacheStore` is tested with (README "Cache stores" names them): ioredis 6 and 5
+ * (the peer range) and iovalkey, whose interfaces match, a `Redis` and a `Cluster` of each. Typed as ioredis's here, for
  * the raw commands the tests send beside the store.
  */
 
@@ -12,7 +13,7 @@ export type AppClient = IORedis;
 export type AppCluster = IORedisCluster;
 
 export interface ClientKind {
-    readonly name: 'ioredis' | 'iovalkey';
+    readonly name: 'ioredis' | 'ioredis 5' | 'iovalkey';
     /** A client of the server on `port`, connected; `options` as an application would set them. */
     connect(port: number, options?: RedisOptions): Promise<AppClient>;
     /** A cluster client of the cluster whose masters listen on `ports`, ready. */
@@ -32,6 +33,18 @@ export const clientKinds: readonly ClientKind[] = [
                     ports.map((port) => ({ host: '127.0.0.1', port })),
                     { clusterRetryStrategy: () => 50 }
                 )
+            )
+    },
+    {
+        name: 'ioredis 5',
+        connect: (port, options) =>
+            ready(new IORedis5({ ...testOptions, port, ...options } as never) as unknown as AppClient),
+        cluster: (ports) =>
+            ready(
+                new IORedis5Cluster(
+                    ports.map((port) => ({ host: '127.0.0.1', port })),
+                    { clusterRetryStrategy: () => 50 }
+                ) as unknown as AppCluster
             )
     },
     {

@@ -84,23 +84,26 @@ describe('RedisCacheStore', () => {
 
     it('takes the clients of ioredis and iovalkey, Redis and Cluster alike, as they are typed', async () => {
         const { Redis: IORedis, Cluster } = await import('ioredis');
+        const { Redis: IORedis5, Cluster: Cluster5 } = await import('ioredis5');
         const { Valkey, Cluster: ValkeyCluster } = await import('iovalkey');
         // Type-checked (npm run typecheck): each is a RedisCacheClient without a cast.
         const accepted: ((client: RedisCacheClient) => void)[] = [];
         const take = (client: RedisCacheClient) => accepted.push(() => client);
         const lazy = { lazyConnect: true };
         take(new IORedis(lazy));
+        take(new IORedis5(lazy));
+        take(new Cluster5([], lazy));
         take(new Valkey(lazy));
         take(new Cluster([], lazy));
         take(new ValkeyCluster([], lazy));
-        expect(accepted).toHaveLength(4);
+        expect(accepted).toHaveLength(6);
     });
 
     describe('options: a 500 HttpError naming the option', () => {
         it.each([
             [undefined, 'RedisCacheStore options must be an object with a client'],
             [
-                {},
+                { client: undefined },
                 'Option client must be an ioredis or iovalkey client (status, hgetallBuffer, eval, publish, duplicate)'
             ],
             [{ client: { status: 'ready' } }, 'Option client must be an ioredis or iovalkey client'],
@@ -274,7 +277,7 @@ describe('RedisCacheStore', () => {
         it('what one instance stores, deletes or updates (a 304), another instance on its own connection finds next', async () => {
             const prefix = freshPrefix();
             const one = new RedisCacheStore({ client: await connect(clientKinds[0]), keyPrefix: prefix });
-            const other = new RedisCacheStore({ client: await connect(clientKinds[1]), keyPrefix: prefix });
+            const other = new RedisCacheStore({ client: await connect(clientKinds[2]), keyPrefix: prefix });
             const entry = cachedResponse();
             await one.set('k', entry);
             expect(await other.get('k')).toStrictEqual([entry]);
@@ -350,7 +353,7 @@ describe('RedisCacheStore', () => {
         it('a response one instance fetched is a hit for another; a POST on a third invalidates it for all', async () => {
             const prefix = freshPrefix();
             const instances = await Promise.all(
-                [0, 1, 1].map(async (kind) => {
+                [0, 1, 2].map(async (kind) => {
                     const store = new RedisCacheStore({ client: await connect(clientKinds[kind]), keyPrefix: prefix });
                     stores.push(store);
                     return new Client().defaults({ cache: { store, shared: true } });
