@@ -11,8 +11,9 @@ import type { CachedResponse } from '../../contract/cache-store.js';
  * - `<prefix>{<id>}:lock`: the fill lock of the key (a token, expiring on the server); `<prefix>{<id>}:pass`:
  *   present while its last answer was not storable (hit-for-pass).
  * - `<prefix>changes`: the pub/sub channel on which every change of a key's entries or lock is
- *   announced as its `<id>` (`*`: drop everything held locally); `<prefix>heartbeat:<uuid>`: the
- *   channel one store instance with a local tier sends itself a heartbeat on.
+ *   announced as `<id> <instance>` (the store instance that made it: it need not hear its own), or
+ *   `*` (drop everything held locally); `<prefix>heartbeat:<instance>`: the channel one store
+ *   instance with a local tier sends itself a heartbeat on.
  *
  * The `{<id>}` is a Redis Cluster hash tag: every key of one cache key lives in one slot, so each
  * script runs on one node; a lookup is one HGETALL and an invalidation one script, whatever is stored.
@@ -44,6 +45,19 @@ export function heartbeatChannel(prefix: string, instance: string): string {
 
 /** The notice that empties every local tier (an operator's purge: `PUBLISH <prefix>changes '*'`). */
 export const everything = '*';
+
+/** The notice of a change to the resource `id` made by the store instance `instance`. */
+export function changeNotice(id: string, instance: string): string {
+    return `${id} ${instance}`;
+}
+
+/** The resource a notice names (`everything` for all), and the instance that sent it when it says. */
+export function parseNotice(notice: string): { id: string; from: string | undefined } {
+    const space = notice.indexOf(' ');
+    return space === -1
+        ? { id: notice, from: undefined }
+        : { id: notice.slice(0, space), from: notice.slice(space + 1) };
+}
 
 /** The field names of a variant: the same vary values (in any order of their names) make the same variant. */
 export function variantFields(vary: CachedResponse['vary']): { body: string; meta: string } {

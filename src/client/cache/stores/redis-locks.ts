@@ -50,6 +50,7 @@ export class RedisFillLocks implements FillLocks {
         checkTime(passFor, 'unlockFill passFor', true);
         const keys = this.keysOf(key);
         const answer = await this.calls.run('unlockFill', () =>
+            // Without the instance: waiters in this process too are woken.
             this.client.eval(releaseLock, 2, keys.lock, keys.pass, token, passFor, this.channel, keys.id)
         );
         return answer === 1;

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { BoundedCalls } from './redis-calls.js';
 import type { RedisCacheClient, RedisSubscriberClient } from './redis-client.js';
-import { heartbeatChannel } from './redis-keys.js';
+import { heartbeatChannel, parseNotice } from './redis-keys.js';
 
 /**
  * The change notices of a `RedisCacheStore` (docs/cache.md "Running as a fleet"): a connection of
@@ -29,9 +28,10 @@ export class ChangeNotices {
         private readonly calls: BoundedCalls,
         private readonly channel: string,
         prefix: string,
+        private readonly instance: string,
         heartbeat: number
     ) {
-        this.#heartbeatChannel = heartbeatChannel(prefix, randomUUID());
+        this.#heartbeatChannel = heartbeatChannel(prefix, instance);
         const subscriber = client.duplicate();
         this.#subscriber = subscriber;
         subscriber.on('message', (from, message) => this.#heard(from, message));
@@ -55,7 +55,10 @@ export class ChangeNotices {
         return this.#live;
     }
 
-    /** Calls `listener` with the id of each resource changed (redis-keys.ts `everything` for all). */
+    /**
+     * Calls `listener` with the id of each resource another store instance changed (redis-keys.ts
+     * `everything` for all). Not this instance's own changes: it drops its own copies as it sends them.
+     */
     onChange(listener: (id: string) => void): void {
         this.#onChange.add(listener);
     }
@@ -85,8 +88,13 @@ export class ChangeNotices {
 
     #heard(channel: string, message: string): void {
         if (channel === this.channel) {
+            const { id, from } = parseNotice(message);
+            if (from === this.instance) {
+                return;
+            }
+
             for (const listener of this.#onChange) {
-                listener(message);
+                listener(id);
             }
         } else if (channel === this.#heartbeatChannel) {
             this.#heartbeatsHeard = Math.max(this.#heartbeatsHeard, Number(message));

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { HttpError } from '../../../errors/index.js';
 import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../contract/cache-store.js';
 import { clientFailure } from '../../contract/errors.js';
@@ -5,7 +6,7 @@ import { LocalTier } from './local-tier.js';
 import { BoundedCalls, type RedisStoreFailure } from './redis-calls.js';
 import type { RedisCacheClient } from './redis-client.js';
 import { decodeEntry, encodedHead } from './redis-entry.js';
-import { changesChannel, type ResourceKeys, resourceKeys, variantFields } from './redis-keys.js';
+import { changeNotice, changesChannel, type ResourceKeys, resourceKeys, variantFields } from './redis-keys.js';
 import { RedisFillLocks } from './redis-locks.js';
 import { ChangeNotices } from './redis-notices.js';
 import { dropVariants, storeVariant } from './redis-scripts.js';
@@ -34,6 +35,8 @@ export class RedisCacheStore implements CacheStore, FillLocks {
     readonly #client: RedisCacheClient;
     readonly #calls: BoundedCalls;
     readonly #channel: string;
+    // Names this instance in its notices and heartbeats.
+    readonly #instance = randomUUID();
     readonly #heartbeat: number;
     readonly #tier: LocalTier | undefined;
     readonly #locks: RedisFillLocks;
@@ -139,7 +142,7 @@ export class RedisCacheStore implements CacheStore, FillLocks {
                     Date.now(),
                     this.maxVariants,
                     this.#channel,
-                    keys.id
+                    changeNotice(keys.id, this.#instance)
                 )
             )
             .then(nothing);
@@ -153,7 +156,9 @@ export class RedisCacheStore implements CacheStore, FillLocks {
         const keys = this.#keys(key);
         this.#tier?.drop(keys.id);
         return this.#calls
-            .run('delete', () => this.#client.eval(dropVariants, 1, keys.entries, this.#channel, keys.id))
+            .run('delete', () =>
+                this.#client.eval(dropVariants, 1, keys.entries, this.#channel, changeNotice(keys.id, this.#instance))
+            )
             .then(nothing);
     }
 
@@ -187,7 +192,14 @@ export class RedisCacheStore implements CacheStore, FillLocks {
 
     // The notices connection, made on first need: by the local tier, or by the first waiter for a fill.
     #listen(): ChangeNotices {
-        this.#notices ??= new ChangeNotices(this.#client, this.#calls, this.#channel, this.keyPrefix, this.#heartbeat);
+        this.#notices ??= new ChangeNotices(
+            this.#client,
+            this.#calls,
+            this.#channel,
+            this.keyPrefix,
+            this.#instance,
+            this.#heartbeat
+        );
         return this.#notices;
     }
 }
