@@ -61,9 +61,15 @@ export const clientKinds: readonly ClientKind[] = [
     }
 ];
 
-async function ready<T extends { status: string; once(event: string, listener: () => void): unknown }>(
-    client: T
-): Promise<T> {
+async function ready<
+    T extends {
+        status: string;
+        once(event: string, listener: () => void): unknown;
+        on(event: 'error', listener: () => void): unknown;
+    }
+>(client: T): Promise<T> {
+    // The application's client has its own error listener, as ioredis asks (it prints errors nobody listens to).
+    client.on('error', () => {});
     if (client.status !== 'ready') {
         await once(client as never, 'ready');
     }
