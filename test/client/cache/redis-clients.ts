@@ -16,6 +16,8 @@ export interface ClientKind {
     readonly name: 'ioredis' | 'ioredis 5' | 'iovalkey';
     /** A client of the server on `port`, connected; `options` as an application would set them. */
     connect(port: number, options?: RedisOptions): Promise<AppClient>;
+    /** The same, not waited for (`lazyConnect: true` leaves it unconnected). */
+    create(port: number, options?: RedisOptions): AppClient;
     /** A cluster client of the cluster whose masters listen on `ports`, ready. */
     cluster(ports: number[]): Promise<AppCluster>;
 }
@@ -27,6 +29,7 @@ export const clientKinds: readonly ClientKind[] = [
     {
         name: 'ioredis',
         connect: (port, options) => ready(new IORedis({ ...testOptions, port, ...options } as never)),
+        create: (port, options) => listened(new IORedis({ ...testOptions, port, ...options } as never)),
         cluster: (ports) =>
             ready(
                 new IORedisCluster(
@@ -39,6 +42,8 @@ export const clientKinds: readonly ClientKind[] = [
         name: 'ioredis 5',
         connect: (port, options) =>
             ready(new IORedis5({ ...testOptions, port, ...options } as never) as unknown as AppClient),
+        create: (port, options) =>
+            listened(new IORedis5({ ...testOptions, port, ...options } as never) as unknown as AppClient),
         cluster: (ports) =>
             ready(
                 new IORedis5Cluster(
@@ -51,6 +56,8 @@ export const clientKinds: readonly ClientKind[] = [
         name: 'iovalkey',
         connect: (port, options) =>
             ready(new Valkey({ ...testOptions, port, ...options } as never) as unknown as AppClient),
+        create: (port, options) =>
+            listened(new Valkey({ ...testOptions, port, ...options } as never) as unknown as AppClient),
         cluster: (ports) =>
             ready(
                 new ValkeyCluster(
@@ -61,15 +68,20 @@ export const clientKinds: readonly ClientKind[] = [
     }
 ];
 
-async function ready<
-    T extends {
-        status: string;
-        once(event: string, listener: () => void): unknown;
-        on(event: 'error', listener: () => void): unknown;
-    }
->(client: T): Promise<T> {
-    // The application's client has its own error listener, as ioredis asks (it prints errors nobody listens to).
+interface Connecting {
+    status: string;
+    once(event: string, listener: () => void): unknown;
+    on(event: 'error', listener: () => void): unknown;
+}
+
+// The application's client has its own error listener, as ioredis asks (it prints errors nobody listens to).
+function listened<T extends Connecting>(client: T): T {
     client.on('error', () => {});
+    return client;
+}
+
+async function ready<T extends Connecting>(client: T): Promise<T> {
+    listened(client);
     if (client.status !== 'ready') {
         await once(client as never, 'ready');
     }
