@@ -1,0 +1,55 @@
+// One instance of a service in redis-fleet.test.ts: a process with a client whose cache is a
+// RedisCacheStore on the shared server, driven over IPC by the test. It runs the built package
+// (`npm test` builds first), as the instances of a fleet run what was deployed.
+// Arguments: the server's port, the key prefix, 'tier' or 'no-tier', the client package.
+import { once } from 'node:events';
+import { client, RedisCacheStore } from 'tracewire';
+
+const [port, keyPrefix, tier, clientPackage] = process.argv.slice(2);
+const { Redis } = await import(clientPackage);
+const redis = new Redis({ host: '127.0.0.1', port: Number(port) });
+redis.on('error', () => {});
+await once(redis, 'ready');
+const store = new RedisCacheStore({
+    client: redis,
+    keyPrefix,
+    localTier: tier === 'tier' ? { heartbeat: 200 } : false
+});
+while (tier === 'tier' && !store.localTierLive) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+const cached = client.defaults({ cache: { store, shared: true } });
+
+process.on('message', async (message) => {
+    if (message.close) {
+        store.close();
+        redis.disconnect();
+        process.disconnect();
+        return;
+    }
+
+    const { id, method, url, headers } = message;
+    let answer;
+    try {
+        const { res, payload } = await cached.request(method, url, { headers }).then(async (res) => ({
+            res,
+            payload: await cached.read(res)
+        }));
+        answer = {
+            status: res.statusCode,
+            cacheStatus: res.headers['cache-status'],
+            revalidated: res.headers['x-revalidated'],
+            body: String(payload)
+        };
+    } catch (err) {
+        answer = { error: err.message };
+    }
+
+    // The cache layer stores a response without awaiting the write: a round trip on the same
+    // connection after the call has that write behind it, so the next instance asked finds it.
+    await redis.ping();
+    process.send({ id, ...answer });
+});
+
+process.send({ ready: true });

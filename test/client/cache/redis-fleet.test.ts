@@ -1,0 +1,184 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisServer, startRedis } from '../../integration/servers.js';
+import { eventually } from './redis-clients.js';
+
+/**
+ * Several processes sharing one Redis server through RedisCacheStore, as the instances of a service
+ * (docs/cache.md "Running as a fleet"): each a process of its own with its own client package
+ * (ioredis 6, ioredis 5, iovalkey), driven over IPC (redis-fleet-member.mjs).
+ */
+
+const repo = fileURLToPath(new URL('../../..', import.meta.url));
+const member = fileURLToPath(new URL('redis-fleet-member.mjs', import.meta.url));
+
+interface Answer {
+    status?: number;
+    cacheStatus?: string;
+    revalidated?: string;
+    body?: string;
+    error?: string;
+}
+
+class Instance {
+    private calls = 0;
+    private readonly pending = new Map<number, (answer: Answer) => void>();
+    stderr = '';
+
+    constructor(readonly process: ChildProcess) {
+        process.stderr?.on('data', (chunk: Buffer) => {
+            this.stderr += chunk.toString();
+        });
+        process.on('message', (message: Answer & { id?: number }) => {
+            if (message.id !== undefined) {
+                this.pending.get(message.id)?.(message);
+                this.pending.delete(message.id);
+            }
+        });
+    }
+
+    call(method: string, url: string, headers: Record<string, string> = {}): Promise<Answer> {
+        const id = ++this.calls;
+        return new Promise((resolve) => {
+            this.pending.set(id, resolve);
+            this.process.send({ id, method, url, headers });
+        });
+    }
+}
+
+let redis: RedisServer;
+let origin: Server;
+let base: string;
+const requests = new Map<string, number>();
+beforeAll(async () => {
+    redis = await startRedis();
+    origin = createServer((req, res) => {
+        const path = new URL(req.url ?? '/', 'http://origin').pathname;
+        requests.set(path, (requests.get(path) ?? 0) + 1);
+        if (req.method === 'POST') {
+            res.end('changed');
+        } else if (path.startsWith('/versioned')) {
+            // Stale at once; its validator answered by a 304 that makes it fresh and says so.
+            res.setHeader('ETag', '"v1"');
+            if (req.headers['if-none-match'] === '"v1"') {
+                res.writeHead(304, { 'Cache-Control': 'max-age=600', 'X-Revalidated': 'yes' });
+                res.end();
+            } else {
+                res.setHeader('Cache-Control', 'max-age=0');
+                res.end(`version of ${path}`);
+            }
+        } else {
+            res.setHeader('Cache-Control', 'max-age=600');
+            res.end(`body of ${path}`);
+        }
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+}, 30_000);
+afterAll(async () => {
+    await new Promise((resolve) => origin?.close(resolve));
+    await redis?.stop();
+});
+
+let fleets = 0;
+
+/** Three instances on one server under one prefix, one per client package. */
+async function fleet(tier: boolean): Promise<Instance[]> {
+    const prefix = `fleet${++fleets}:`;
+    const instances = ['ioredis', 'ioredis5', 'iovalkey'].map((clientPackage) => {
+        const child = spawn(
+            process.execPath,
+            [member, String(redis.port), prefix, tier ? 'tier' : 'no-tier', clientPackage],
+            {
+                cwd: repo,
+                stdio: ['ignore', 'ignore', 'pipe', 'ipc']
+            }
+        );
+        return new Instance(child);
+    });
+    await Promise.all(
+        instances.map(
+            (instance) =>
+                new Promise<void>((resolve, reject) => {
+                    instance.process.once('message', () => resolve());
+                    instance.process.once('exit', () => reject(new Error(`an instance exited: ${instance.stderr}`)));
+                })
+        )
+    );
+    return instances;
+}
+
+/** Closes the instances' stores and clients: each must then exit by itself, nothing left running. */
+async function closeAll(instances: Instance[]): Promise<void> {
+    await Promise.all(
+        instances.map(async (instance) => {
+            const exited = once(instance.process, 'exit');
+            instance.process.send({ close: true });
+            const [code] = (await exited) as [number];
+            expect(code).toBe(0);
+            expect(instance.stderr).toBe('');
+        })
+    );
+}
+
+const onlyIfCached = { 'cache-control': 'only-if-cached' };
+
+for (const tier of [false, true]) {
+    describe(`three processes sharing one server${tier ? ', each with its local tier' : ''}`, () => {
+        it('a response one fetched is a hit in the others; a POST in one invalidates it in all', async () => {
+            const instances = await fleet(tier);
+            const [a, b, c] = instances as [Instance, Instance, Instance];
+            try {
+                const path = `/shared/${tier}`;
+                const fetched = await a.call('GET', base + path);
+                expect(fetched).toMatchObject({ status: 200, body: `body of ${path}` });
+                expect(fetched.cacheStatus).toMatch(/fwd=miss; fwd-status=200; stored/);
+                for (const other of [b, c, a]) {
+                    const hit = await other.call('GET', base + path);
+                    expect(hit).toMatchObject({ status: 200, body: `body of ${path}` });
+                    expect(hit.cacheStatus).toMatch(/^tracewire; hit/);
+                }
+
+                expect(requests.get(path)).toBe(1);
+
+                // Every instance has read it (and, with a tier, holds it): a POST in one must reach them all.
+                expect((await b.call('POST', base + path)).body).toBe('changed');
+                for (const other of [a, c, b]) {
+                    // Without a tier the next lookup misses; with one, the notice lands within milliseconds.
+                    const took = await eventually(
+                        async () => (await other.call('GET', base + path, onlyIfCached)).status === 504,
+                        tier ? 1_000 : 0
+                    );
+                    expect(took).toBeLessThan(tier ? 1_000 : 50);
+                }
+
+                expect(requests.get(path)).toBe(2);
+            } finally {
+                await closeAll(instances);
+            }
+        }, 30_000);
+
+        it("a 304's update in one is what the others answer from next", async () => {
+            const instances = await fleet(tier);
+            const [a, b, c] = instances as [Instance, Instance, Instance];
+            try {
+                const path = `/versioned/${tier}`;
+                expect((await a.call('GET', base + path)).cacheStatus).toMatch(/fwd=miss; fwd-status=200; stored/);
+                const revalidated = await b.call('GET', base + path);
+                expect(revalidated.cacheStatus).toMatch(/fwd=stale; fwd-status=304/);
+                expect(revalidated.revalidated).toBe('yes');
+                for (const other of [c, a]) {
+                    const hit = await other.call('GET', base + path, onlyIfCached);
+                    expect(hit).toMatchObject({ status: 200, revalidated: 'yes', body: `version of ${path}` });
+                    expect(hit.cacheStatus).toMatch(/^tracewire; hit/);
+                }
+            } finally {
+                await closeAll(instances);
+            }
+        }, 30_000);
+    });
+}
