@@ -59,7 +59,11 @@ export class BoundedCalls {
 
         return new Promise<T>((resolve, reject) => {
             let settled = false;
-            const timer = setTimeout(() => {
+            const timedOut = () => {
+                if (settled) {
+                    return;
+                }
+
                 settled = true;
                 this.#overdue = pending;
                 const clear = () => {
@@ -69,7 +73,10 @@ export class BoundedCalls {
                 };
                 pending.then(clear, clear);
                 reject(this.fail(operation, 'timeout', `took longer than ${this.timeout} ms`));
-            }, this.timeout);
+            };
+            // After a loop turn blocked past the bound, timers run before the sockets are read: the answer
+            // may be waiting there. It is read before the call is taken for timed out.
+            const timer = setTimeout(() => setImmediate(timedOut), this.timeout);
             // The bound must not keep a process alive that has nothing else to do.
             timer.unref();
             pending.then(

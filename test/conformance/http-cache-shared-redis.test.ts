@@ -1,0 +1,3 @@
+import { redisConformanceRun } from './http-cache/same-as-memory.js';
+
+redisConformanceRun('shared');

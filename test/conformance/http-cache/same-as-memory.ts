@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import { Client } from '../../../src/client/client.js';
+import { clientKinds } from '../../client/cache/redis-clients.js';
+import { type RedisServer, startRedis } from '../../integration/servers.js';
+import { fetchOver, runSuite, startOrigin, startProxy, suiteFetch, tableHeader, tableRow } from './harness.js';
+
+/**
+ * What MemoryCacheStore gets from the suite (docs/cache.md, the results table): the bar a shared
+ * store clears exactly, since the rules are the cache layer's and a store only keeps what it is given.
+ */
+export const memoryOutcomes = {
+    private: {
+        passes: 257,
+        requiredFailures: [
+            'age-parse-prefix',
+            'cc-resp-private-shared',
+            'freshness-s-maxage-shared',
+            'other-authorization',
+            'surrogate-fresh-cc-nostore',
+            'surrogate-no-store-cc-fresh'
+        ]
+    },
+    shared: {
+        passes: 268,
+        requiredFailures: ['age-parse-prefix', 'surrogate-fresh-cc-nostore', 'surrogate-no-store-cc-fresh']
+    }
+};
+
+/**
+ * The suite on a RedisCacheStore (on a redis-server of its own, through ioredis), in `mode`: the
+ * same passes and the same required failures as MemoryCacheStore.
+ */
+export function redisConformanceRun(mode: 'private' | 'shared'): void {
+    let redis: RedisServer;
+    const closers: (() => Promise<void> | void)[] = [];
+    beforeAll(async () => {
+        redis = await startRedis();
+    }, 30_000);
+    afterAll(async () => {
+        for (const close of closers.reverse()) {
+            await close();
+        }
+
+        await redis?.stop();
+    });
+
+    test(`http-cache-tests, ${mode} cache, RedisCacheStore: the passes and required failures of MemoryCacheStore`, async () => {
+        const origin = await startOrigin();
+        closers.push(origin.close);
+        const redisClient = await clientKinds[0]!.connect(redis.port);
+        const failures: string[] = [];
+        // The suite measures the cache's rules, not the store's bound on a loaded machine (350 tests at
+        // once, beside the other runs): the bound is the cache layer's guard then (250 ms), as for any store.
+        const store = new RedisCacheStore({
+            client: redisClient,
+            maxEntrySize: 16 * 2 ** 20,
+            timeout: 1_000,
+            onError: (failure) => failures.push(failure.error.message)
+        });
+        closers.push(() => {
+            store.close();
+            redisClient.disconnect();
+        });
+        const client = new Client().defaults({ cache: { store, shared: mode === 'shared' } });
+        let summary: Awaited<ReturnType<typeof runSuite>>;
+        if (mode === 'private') {
+            summary = await runSuite(fetchOver(client), origin.url);
+        } else {
+            const proxy = await startProxy(client, origin.url);
+            closers.push(proxy.close);
+            summary = await runSuite(suiteFetch, proxy.url);
+        }
+
+        console.log(`store failures: ${failures.length}${failures.length > 0 ? `, the first: ${failures[0]}` : ''}`);
+        console.log(`${tableHeader}\n${tableRow(`${mode}, RedisCacheStore`, summary)}`);
+        console.log(summary.failed.map((failure) => `  required failure ${failure.id}: ${failure.message}`).join('\n'));
+        expect(summary.failed.map((failure) => failure.id).sort()).toStrictEqual(memoryOutcomes[mode].requiredFailures);
+        expect(summary.passes).toBe(memoryOutcomes[mode].passes);
+    }, 120_000);
+}
