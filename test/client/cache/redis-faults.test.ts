@@ -90,10 +90,11 @@ for (const kind of clientKinds) {
                     }
                 });
                 try {
-                    await sleep(500);
+                    // Phases by progress, not by time: a loaded machine makes slow starts.
+                    await eventually(() => phases.before.hits > 20, 10_000);
                     phase = 'down';
                     await redis.kill();
-                    await sleep(600);
+                    await eventually(() => phases.down.calls > 40, 10_000);
                     await redis.restart();
                     phase = 'back';
                     await eventually(() => phases.back.hits > 20, 10_000);
