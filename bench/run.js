@@ -1,13 +1,14 @@
 // `npm run bench`: every benchmark in one run (the client against its peers, static serving, the cost of
 // tracing, the errors, memory), printed as Markdown tables of ratios and written to bench/results.md (a quick or
 // partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look),
-// `--only=client|http2|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client and static sections also
+// `--only=client|http2|cache-redis|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client and static sections also
 // run the build of another checkout, `tracewire@baseline`, interleaved beside this one) and `--rounds=N` (the
 // client section's measured rounds, for a comparison that needs more than the default 5).
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { runCacheRedisSection } from './sections/cache-redis.js';
 import { runClientSection } from './sections/client.js';
 import { runErrorsSection } from './sections/errors.js';
 import { runHttp2Section } from './sections/http2.js';
@@ -18,6 +19,7 @@ import { runTracingSection } from './sections/tracing.js';
 const sections = {
     client: { heading: 'Client', run: runClientSection },
     http2: { heading: 'HTTP/2', run: runHttp2Section },
+    'cache-redis': { heading: 'Cache on Redis', run: runCacheRedisSection },
     static: { heading: 'Static files', run: runStaticSection },
     tracing: { heading: 'Tracing cost', run: runTracingSection },
     errors: { heading: 'Errors', run: runErrorsSection },
