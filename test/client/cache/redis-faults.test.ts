@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RedisStoreFailure } from '../../../src/client/cache/stores/redis-calls.js';
 import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
-import { Client } from '../../../src/client/client.js';
+import { Client } from '../../../src/client/surface/client.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { clientKinds, eventually } from './redis-clients.js';
 import { cachedResponse } from './store-contract.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CachedResponse } from '../../../src/client/cache/store.js';
 import { LocalTier } from '../../../src/client/cache/stores/local-tier.js';
 import type { ChangeNotices } from '../../../src/client/cache/stores/redis-notices.js';
 import { RedisCacheStore, type RedisCacheStoreOptions } from '../../../src/client/cache/stores/redis-store.js';
+import type { CachedResponse } from '../../../src/client/contract/cache-store.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { type AppClient, clientKinds, eventually } from './redis-clients.js';
 import { cachedResponse } from './store-contract.js';

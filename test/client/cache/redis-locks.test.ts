@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasFillLocks } from '../../../src/client/cache/stores/fill-locks.js';
 import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import { hasFillLocks } from '../../../src/client/contract/cache-store.js';
 import { MemoryCacheStore } from '../../../src/client/index.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { type AppClient, clientKinds } from './redis-clients.js';
 
-/** The fill locks of RedisCacheStore (src/client/cache/stores/fill-locks.ts), on a real server. */
+/** The fill locks of RedisCacheStore (FillLocks, src/client/contract/cache-store.ts), on a real server. */
 
 let redis: RedisServer;
 const cleanup: (() => void)[] = [];

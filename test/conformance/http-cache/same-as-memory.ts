@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
-import { Client } from '../../../src/client/client.js';
+import { Client } from '../../../src/client/surface/client.js';
 import { clientKinds } from '../../client/cache/redis-clients.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { fetchOver, runSuite, startOrigin, startProxy, suiteFetch, tableHeader, tableRow } from './harness.js';
