@@ -16,7 +16,7 @@ export function varyNames(rawHeaders: readonly string[]): string[] {
     return names.has('*') ? ['*'] : [...names];
 }
 
-/** What a stored response keeps of its request for `names` (store.ts `vary`): undefined when nothing varies. */
+/** What a stored response keeps of its request for `names` (`CachedResponse.vary`): undefined when nothing varies. */
 export function varyValues(
     names: readonly string[],
     headers: RequestHeaders
@@ -62,4 +62,26 @@ function normalized(value: string | number | readonly string[] | undefined): str
         .split(',')
         .map((member) => member.trim())
         .join(',');
+}
+
+/**
+ * One text per set of vary values whatever the order of their names (a store's key for a variant, so
+ * the same variant is found and replaced): a header the request did not have is null, apart from one
+ * sent empty. `varyRecord` reads it back.
+ */
+export function varyText(vary: Readonly<Record<string, string | undefined>>): string {
+    const pairs = Object.keys(vary)
+        .sort()
+        .map((name) => [name, vary[name] ?? null]);
+    return JSON.stringify(pairs);
+}
+
+/** The vary values a `varyText` holds. */
+export function varyRecord(text: string): Record<string, string | undefined> {
+    const vary: Record<string, string | undefined> = {};
+    for (const [name, value] of JSON.parse(text) as [string, string | null][]) {
+        vary[name] = value ?? undefined;
+    }
+
+    return vary;
 }

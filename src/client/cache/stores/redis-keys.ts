@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CachedResponse } from '../../contract/cache-store.js';
+import { varyText } from '../vary.js';
 
 /**
  * Where a `RedisCacheStore` keeps what it keeps (docs/cache.md "Running as a fleet", the key layout).
@@ -63,17 +64,6 @@ export function parseNotice(notice: string): { id: string; from: string | undefi
 export function variantFields(vary: CachedResponse['vary']): { body: string; meta: string } {
     const id = vary === undefined ? 'none' : digest(varyText(vary));
     return { body: `b:${id}`, meta: `m:${id}` };
-}
-
-/**
- * One text per set of vary values whatever the order of their names; a header the request did not
- * have is null, apart from one sent empty.
- */
-export function varyText(vary: Readonly<Record<string, string | undefined>>): string {
-    const pairs = Object.keys(vary)
-        .sort()
-        .map((name) => [name, vary[name] ?? null]);
-    return JSON.stringify(pairs);
 }
 
 // 128 bits: a hash field name of bounded length, however long the header values a variant varies on.

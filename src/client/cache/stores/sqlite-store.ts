@@ -3,6 +3,7 @@ import { type HttpError, isHttpError } from '../../../errors/index.js';
 import type { CachedResponse, CacheStore } from '../../contract/cache-store.js';
 import { clientFailure, invalidOption } from '../../contract/errors.js';
 import { isCount } from '../../options/values.js';
+import { varyRecord, varyText } from '../vary.js';
 import { openSqlite, type SqliteDatabase, type SqliteStatement, type SqliteValue } from './node-sqlite.js';
 
 /** The settings of a `SqliteCacheStore` (README "Cache stores"); null or undefined means "not set". */
@@ -385,15 +386,6 @@ function toRow(key: string, entry: CachedResponse): Row {
     };
 }
 
-// One text per set of vary values whatever the order of its names, so the same variant is found and
-// replaced; a header the request did not have is null, apart from one sent empty.
-function varyText(vary: Readonly<Record<string, string | undefined>>): string {
-    const pairs = Object.keys(vary)
-        .sort()
-        .map((name) => [name, vary[name] ?? null]);
-    return JSON.stringify(pairs);
-}
-
 function toCachedResponse(row: Record<string, SqliteValue>): CachedResponse {
     const body = row.body as Uint8Array;
     return {
@@ -407,13 +399,4 @@ function toCachedResponse(row: Record<string, SqliteValue>): CachedResponse {
         responseTime: Number(row.response_time),
         deleteAt: Number(row.delete_at)
     };
-}
-
-function varyRecord(text: string): Record<string, string | undefined> {
-    const vary: Record<string, string | undefined> = {};
-    for (const [name, value] of JSON.parse(text) as [string, string | null][]) {
-        vary[name] = value ?? undefined;
-    }
-
-    return vary;
 }
