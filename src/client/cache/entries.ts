@@ -1,3 +1,4 @@
+import { settleReadAfter } from '../bodies/read.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import type { HopResponse } from '../contract/types.js';
 import type { CacheDirectives } from './directives.js';
@@ -52,18 +53,32 @@ export function entryHead(
     };
 }
 
-/** Stores `head` with the body of `res` once it has come whole (and within the store's entry limit). */
+/**
+ * Stores `head` with the body of `res` once it has come whole (and within the store's entry limit).
+ * The read of `res` (a helper's, or `client.read()`'s) settles once the write has landed or the
+ * guarded store gave up on it (README "Cache"); `ended`, when given, is told whether it was written.
+ */
 export function storeWithBody(
     store: GuardedStore,
     key: string,
     head: CachedResponse,
     directives: CacheDirectives,
     shared: boolean,
-    res: HopResponse
+    res: HopResponse,
+    ended?: (written: boolean) => void
 ): void {
-    copyBody(res, store.entryLimit, (body) => {
-        const complete = { ...head, body };
-        complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
-        void store.set(key, complete);
-    });
+    copyBody(
+        res,
+        store.entryLimit,
+        (body) => {
+            const complete = { ...head, body };
+            complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
+            const landing = store.set(key, complete);
+            settleReadAfter(res, landing);
+            if (ended !== undefined) {
+                landing.then(() => ended(true));
+            }
+        },
+        ended === undefined ? undefined : () => ended(false)
+    );
 }

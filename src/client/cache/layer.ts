@@ -280,7 +280,13 @@ export class CacheLayer implements HopOwner {
             case 'updated':
                 res.resume();
                 if (answer.stores) {
-                    void this.store.set(call.key, answer.entry);
+                    // The update lands before the caller has the response it made (README "Cache").
+                    this.store.set(call.key, answer.entry).then(() => {
+                        if (!this.flow.settled) {
+                            this.guard(() => this.answerAfter(hop, call, answer.entry, answer.cacheStatus));
+                        }
+                    });
+                    return;
                 }
 
                 this.answerAfter(hop, call, answer.entry, answer.cacheStatus);

@@ -104,19 +104,24 @@ function made(
 
 /**
  * Copies the body of `res` as the caller reads it, and hands the copy to `done` once the whole body
- * arrived; nothing when it ends early or passes `limit` bytes. The caller keeps the response
- * itself: the copy is taken where Node's parser pushes each chunk, so the flow of the stream and its
- * backpressure are untouched.
+ * arrived; `missed`, when given, is told instead when it ends early, is closed before its end or passes
+ * `limit` bytes. The caller keeps the response itself: the copy is taken where Node's parser pushes
+ * each chunk, so the flow of the stream and its backpressure are untouched. Both are called as the
+ * body ends, before the response emits its `end`.
  */
-export function copyBody(res: IncomingMessage, limit: number, done: (body: Buffer) => void): void {
+export function copyBody(res: IncomingMessage, limit: number, done: (body: Buffer) => void, missed?: () => void): void {
     const push = res.push;
     const chunks: Buffer[] = [];
     let size = 0;
+    let ended = false;
     res.push = function copyingPush(chunk: unknown, encoding?: BufferEncoding): boolean {
         if (chunk === null) {
             res.push = push;
+            ended = true;
             if (size <= limit && res.complete) {
                 done(Buffer.concat(chunks, size));
+            } else {
+                missed?.();
             }
         } else if (size <= limit && Buffer.isBuffer(chunk)) {
             size += chunk.length;
@@ -129,4 +134,14 @@ export function copyBody(res: IncomingMessage, limit: number, done: (body: Buffe
 
         return push.call(res, chunk, encoding);
     };
+    if (missed !== undefined) {
+        // A response destroyed before its end never pushes it.
+        res.once('close', () => {
+            if (!ended) {
+                ended = true;
+                res.push = push;
+                missed();
+            }
+        });
+    }
 }

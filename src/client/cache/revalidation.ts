@@ -88,15 +88,18 @@ class BackgroundRevalidation implements HopOwner {
         this.timer.unref();
     }
 
+    // The revalidation counts as under way until what it stores has landed (a stale hit meanwhile starts
+    // no other), and its timeout runs on until then: a body that stalls is cut, which ends it too.
     hopResponded(hop: Hop, res: HopResponse): void {
-        this.finish();
         const responseTime = Date.now();
         const shared = this.settings.shared;
         if (res.statusCode === 304 && matches304(this.entry, res.rawHeaders)) {
             res.resume();
             const updated = updatedEntry(this.entry, res, this.requestTime, responseTime, shared);
-            if (!updated.noStore) {
-                void this.store.set(this.key, updated.entry);
+            if (updated.noStore) {
+                this.finish();
+            } else {
+                this.store.set(this.key, updated.entry).then(this.finish);
             }
 
             return;
@@ -107,7 +110,9 @@ class BackgroundRevalidation implements HopOwner {
         if (isStorable(request, res.statusCode as number, res.rawHeaders, directives, shared)) {
             // The method the entry answered, as the hop was sent.
             const head = entryHead(this.entry.method, res, hop.options.headers, this.requestTime, responseTime);
-            storeWithBody(this.store, this.key, head, directives, shared, res);
+            storeWithBody(this.store, this.key, head, directives, shared, res, this.finish);
+        } else {
+            this.finish();
         }
 
         res.resume();
@@ -121,8 +126,8 @@ class BackgroundRevalidation implements HopOwner {
         this.finish();
     }
 
-    private finish(): void {
+    private readonly finish = (): void => {
         clearTimeout(this.timer);
         this.done();
-    }
+    };
 }

@@ -1,11 +1,12 @@
 // One instance of a service in redis-fleet.test.ts: a process with a client whose cache is a
 // RedisCacheStore on the shared server, driven over IPC by the test. It runs the built package
 // (`npm test` builds first), as the instances of a fleet run what was deployed.
-// Arguments: the server's port, the key prefix, 'tier' or 'no-tier', the client package.
+// Arguments: the server's port, the key prefix, 'tier' or 'no-tier', the client package, and optionally
+// the store's timeout in ms.
 import { once } from 'node:events';
 import { client, RedisCacheStore } from 'tracewire';
 
-const [port, keyPrefix, tier, clientPackage] = process.argv.slice(2);
+const [port, keyPrefix, tier, clientPackage, timeout] = process.argv.slice(2);
 const { Redis } = await import(clientPackage);
 const redis = new Redis({ host: '127.0.0.1', port: Number(port) });
 redis.on('error', () => {});
@@ -13,6 +14,7 @@ await once(redis, 'ready');
 const store = new RedisCacheStore({
     client: redis,
     keyPrefix,
+    timeout: timeout === undefined ? undefined : Number(timeout),
     localTier: tier === 'tier' ? { heartbeat: 200 } : false
 });
 while (tier === 'tier' && !store.localTierLive) {
@@ -29,13 +31,17 @@ process.on('message', async (message) => {
         return;
     }
 
-    const { id, method, url, headers } = message;
+    const { id, method, url, headers, via } = message;
     let answer;
     try {
-        const { res, payload } = await cached.request(method, url, { headers }).then(async (res) => ({
-            res,
-            payload: await cached.read(res)
-        }));
+        // A helper reads the body itself (get(), post()); request() hands it over, and read() reads it.
+        const { res, payload } =
+            via === 'helper'
+                ? await cached[method.toLowerCase()](url, { headers })
+                : await cached.request(method, url, { headers }).then(async (res) => ({
+                      res,
+                      payload: await cached.read(res)
+                  }));
         answer = {
             status: res.statusCode,
             cacheStatus: res.headers['cache-status'],
@@ -46,9 +52,7 @@ process.on('message', async (message) => {
         answer = { error: err.message };
     }
 
-    // The cache layer stores a response without awaiting the write: a round trip on the same
-    // connection after the call has that write behind it, so the next instance asked finds it.
-    await redis.ping();
+    // Answered at once: what the call stored has landed before it settled (docs/cache.md, "What is consistent").
     process.send({ id, ...answer });
 });
 

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
-import { eventually } from './redis-clients.js';
+import { type AppClient, clientKinds, eventually } from './redis-clients.js';
 
 /**
  * Several processes sharing one Redis server through RedisCacheStore, as the instances of a service
@@ -41,11 +41,17 @@ class Instance {
         });
     }
 
-    call(method: string, url: string, headers: Record<string, string> = {}): Promise<Answer> {
+    /** A call in the instance: through a helper (`get()`...), or `request()` then `read()`. */
+    call(
+        method: string,
+        url: string,
+        headers: Record<string, string> = {},
+        via: 'helper' | 'read' = 'read'
+    ): Promise<Answer> {
         const id = ++this.calls;
         return new Promise((resolve) => {
             this.pending.set(id, resolve);
-            this.process.send({ id, method, url, headers });
+            this.process.send({ id, method, url, headers, via });
         });
     }
 }
@@ -86,18 +92,15 @@ afterAll(async () => {
 
 let fleets = 0;
 
-/** Three instances on one server under one prefix, one per client package. */
-async function fleet(tier: boolean): Promise<Instance[]> {
+/** Three instances on one server under one prefix, one per client package; `timeout`: their stores'. */
+async function fleet(tier: boolean, timeout?: number): Promise<Instance[]> {
     const prefix = `fleet${++fleets}:`;
     const instances = ['ioredis', 'ioredis5', 'iovalkey'].map((clientPackage) => {
-        const child = spawn(
-            process.execPath,
-            [member, String(redis.port), prefix, tier ? 'tier' : 'no-tier', clientPackage],
-            {
-                cwd: repo,
-                stdio: ['ignore', 'ignore', 'pipe', 'ipc']
-            }
-        );
+        const args = [member, String(redis.port), prefix, tier ? 'tier' : 'no-tier', clientPackage];
+        const child = spawn(process.execPath, timeout === undefined ? args : [...args, String(timeout)], {
+            cwd: repo,
+            stdio: ['ignore', 'ignore', 'pipe', 'ipc']
+        });
         return new Instance(child);
     });
     await Promise.all(
@@ -182,3 +185,57 @@ for (const tier of [false, true]) {
         }, 30_000);
     });
 }
+
+describe('a write lands before the call that made it settles (docs/cache.md, "What is consistent, and when")', () => {
+    // The server holds every write for a while (CLIENT PAUSE ... WRITE lets reads through): a call that settled
+    // before its write landed would leave the others' lookups, made the moment it settles, missing it.
+    const held = 150;
+    let admin: AppClient;
+    beforeAll(async () => {
+        admin = await clientKinds[0]!.connect(redis.port);
+    });
+    afterAll(() => admin?.disconnect());
+
+    it("a helper's call, and request() with read(): the others' next lookup finds what it stored", async () => {
+        // The stores wait longer than the writes are held; the cache's own bound on a store call is 250 ms.
+        const instances = await fleet(false, 1_000);
+        const [a, b, c] = instances as [Instance, Instance, Instance];
+        try {
+            for (const via of ['helper', 'read'] as const) {
+                for (let i = 0; i < 3; i++) {
+                    const path = `/landed/${via}/${i}`;
+                    await admin.call('CLIENT', 'PAUSE', String(held), 'WRITE');
+                    const fetched = await a.call('GET', base + path, {}, via);
+                    expect(fetched).toMatchObject({ status: 200, body: `body of ${path}` });
+                    const [fromB, fromC] = await Promise.all([
+                        b.call('GET', base + path, onlyIfCached),
+                        c.call('GET', base + path, onlyIfCached)
+                    ]);
+                    expect(fromB).toMatchObject({ status: 200, body: `body of ${path}` });
+                    expect(fromC.cacheStatus).toMatch(/^tracewire; hit/);
+                }
+            }
+        } finally {
+            await closeAll(instances);
+        }
+    }, 30_000);
+
+    it("a 304's update: the others' next lookup answers from the updated response", async () => {
+        const instances = await fleet(false, 1_000);
+        const [a, b, c] = instances as [Instance, Instance, Instance];
+        try {
+            for (const via of ['helper', 'read'] as const) {
+                const path = `/versioned/landed/${via}`;
+                expect((await a.call('GET', base + path, {}, via)).status).toBe(200);
+                await admin.call('CLIENT', 'PAUSE', String(held), 'WRITE');
+                const revalidated = await b.call('GET', base + path, {}, via);
+                expect(revalidated.cacheStatus).toMatch(/fwd=stale; fwd-status=304/);
+                const hit = await c.call('GET', base + path, onlyIfCached);
+                expect(hit).toMatchObject({ status: 200, revalidated: 'yes' });
+                expect(hit.cacheStatus).toMatch(/^tracewire; hit/);
+            }
+        } finally {
+            await closeAll(instances);
+        }
+    }, 30_000);
+});

@@ -1,0 +1,164 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.js';
+import type { CachedResponse, CacheStore } from '../../../src/client/contract/cache-store.js';
+import { Client } from '../../../src/client/surface/client.js';
+import { startHttp, type TestServer } from '../helpers.js';
+
+/**
+ * README "Cache", docs/cache.md "The `cache` option": what a call stores has landed in the store before
+ * the call settles — a helper's call once its body is read and stored, `read()` of a `request()`'s
+ * response likewise, a 304's update before the response it made is handed over — within the cache's
+ * bound on a store call, whatever the store does.
+ */
+
+type Route = (req: IncomingMessage, res: ServerResponse) => void;
+const routes = new Map<string, Route>();
+const seen = new Map<string, IncomingMessage[]>();
+let server: TestServer;
+beforeAll(async () => {
+    server = await startHttp((req, res) => {
+        const path = new URL(req.url!, 'http://x').pathname;
+        seen.set(path, [...(seen.get(path) ?? []), req]);
+        req.resume();
+        routes.get(path)!(req, res);
+    });
+});
+afterAll(() => server.close());
+
+let paths = 0;
+function serve(route: Route): string {
+    const path = `/w${++paths}`;
+    routes.set(path, route);
+    return server.url + path;
+}
+
+function hits(url: string): number {
+    return seen.get(new URL(url).pathname)?.length ?? 0;
+}
+
+/** A MemoryCacheStore whose writes take `delay` ms (or never land, for `Infinity`); `landed` lists the keys written. */
+function slowStore(delay: number): CacheStore & { landed: string[] } {
+    const inner = new MemoryCacheStore();
+    const landed: string[] = [];
+    return {
+        landed,
+        get: (key) => inner.get(key),
+        delete: (key) => inner.delete(key),
+        async set(key: string, entry: CachedResponse) {
+            if (delay === Number.POSITIVE_INFINITY) {
+                return new Promise<void>(() => {});
+            }
+
+            await sleep(delay);
+            await inner.set(key, entry);
+            landed.push(key);
+        }
+    };
+}
+
+const fresh: Route = (_req, res) => {
+    res.writeHead(200, { 'cache-control': 'max-age=60' });
+    res.end('body');
+};
+
+describe('Cache: a write lands before the call settles', () => {
+    it("a helper's call settles once its response is stored", async () => {
+        const store = slowStore(80);
+        const client = new Client().defaults({ cache: { store } });
+        const url = serve(fresh);
+        const { payload } = await client.get(url);
+        expect(String(payload)).toBe('body');
+        expect(store.landed).toStrictEqual([url]);
+    });
+
+    it('request() hands the response over at its headers; read() of it settles once it is stored', async () => {
+        const store = slowStore(80);
+        const client = new Client().defaults({ cache: { store } });
+        const url = serve(fresh);
+        const res = await client.request('GET', url);
+        expect(store.landed).toStrictEqual([]);
+        expect(String(await client.read(res))).toBe('body');
+        expect(store.landed).toStrictEqual([url]);
+    });
+
+    it("a 304's update has landed when the response it made is handed over", async () => {
+        const store = slowStore(60);
+        const client = new Client().defaults({ cache: { store } });
+        const url = serve((req, res) => {
+            if (req.headers['if-none-match'] === '"a"') {
+                res.writeHead(304, { etag: '"a"', 'cache-control': 'max-age=60', 'x-updated': 'yes' });
+                res.end();
+            } else {
+                res.writeHead(200, { etag: '"a"', 'cache-control': 'max-age=0' });
+                res.end('body');
+            }
+        });
+        await client.get(url);
+        const res = await client.request('GET', url);
+        expect(res.headers['cache-status']).toMatch(/fwd=stale; fwd-status=304; stored/);
+        expect(store.landed).toStrictEqual([url, url]);
+        const [updated] = await store.get(url);
+        expect(updated!.rawHeaders).toContain('x-updated');
+        await client.read(res);
+    });
+
+    it('a store whose writes never land holds a call at most for the bound on a store call', async () => {
+        const store = slowStore(Number.POSITIVE_INFINITY);
+        const client = new Client().defaults({ cache: { store } });
+        const url = serve(fresh);
+        const started = Date.now();
+        expect(String((await client.get(url)).payload)).toBe('body');
+        // The bound is 250 ms (README "Cache"); the margin is for a loaded machine.
+        expect(Date.now() - started).toBeLessThan(2_000);
+        const res = await client.request('GET', url);
+        expect(String(await client.read(res))).toBe('body');
+        expect(hits(url)).toBe(2);
+    });
+
+    it('a stale-while-revalidate revalidation counts as under way until its write landed: no second one meanwhile', async () => {
+        const inner = new MemoryCacheStore();
+        // Writes wait at the gate once it is closed, until it opens.
+        let gate: Promise<void> | undefined;
+        let open = () => {};
+        let writes = 0;
+        const store: CacheStore = {
+            get: (key) => inner.get(key),
+            delete: (key) => inner.delete(key),
+            set: async (key, entry) => {
+                writes++;
+                await gate;
+                await inner.set(key, entry);
+            }
+        };
+        const client = new Client().defaults({ cache: { store } });
+        let revalidations = 0;
+        const url = serve((req, res) => {
+            if (req.headers['if-none-match'] === '"a"') {
+                revalidations++;
+            }
+
+            res.writeHead(200, { etag: '"a"', 'cache-control': 'max-age=0, stale-while-revalidate=60' });
+            res.end(`body ${revalidations}`);
+        });
+        await client.get(url);
+        gate = new Promise((resolve) => {
+            open = resolve;
+        });
+        // Stale: answered at once, revalidated in the background; its write waits at the gate.
+        expect((await client.get(url)).res.headers['cache-status']).toMatch(/detail=stale-while-revalidate/);
+        while (writes < 2) {
+            await sleep(5);
+        }
+
+        // The revalidation's response has come whole; its write has not landed: a stale hit starts no other.
+        const meanwhile = await client.get(url);
+        expect(meanwhile.res.headers['cache-status']).toMatch(/detail=stale-while-revalidate/);
+        expect(String(meanwhile.payload)).toBe('body 0');
+        open();
+        await sleep(20);
+        expect(revalidations).toBe(1);
+        expect(String((await inner.get(url))[0]!.body)).toBe('body 1');
+    });
+});
