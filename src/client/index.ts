@@ -45,6 +45,7 @@ export type {
     TransferProgress
 } from './contract/types.js';
 export {
+    type CacheStoreErrorMessage,
     CLIENT_CHANNELS,
     type PreRequestMessage,
     type RequestMessage,

@@ -63,7 +63,8 @@ describe('diagnostics channels', () => {
         expect(CLIENT_CHANNELS).toEqual({
             preRequest: 'tracewire:client:preRequest',
             request: 'tracewire:client:request',
-            response: 'tracewire:client:response'
+            response: 'tracewire:client:response',
+            cacheStoreError: 'tracewire:client:cacheStoreError'
         });
     });
 

@@ -1,7 +1,10 @@
+import { isHttpError } from '../../errors/index.js';
 import type { CachedResponse, CacheStore } from '../contract/cache-store.js';
+import { clientFailure } from '../contract/errors.js';
+import { type CacheStoreErrorMessage, publishCacheStoreError } from '../pipeline/channels.js';
 
 // How long a request waits for its store: past this the network answers (README "Cache").
-const storeTimeout = 250;
+export const storeTimeout = 250;
 
 // The body size the cache copies when the store does not say how much it keeps.
 const defaultEntryLimit = 16 * 1024 * 1024;
@@ -9,47 +12,100 @@ const defaultEntryLimit = 16 * 1024 * 1024;
 /**
  * A store as the cache layer uses it: a call that throws, rejects or takes longer than a request
  * should wait counts as "nothing stored" (or "not stored"), so a store never fails or stalls a
- * request the network can answer.
+ * request the network can answer. Each such failure is published on `tracewire:client:cacheStoreError`
+ * (docs/cache.md "Store failures").
  */
 export class GuardedStore {
     /** The largest body worth copying for this store. */
     readonly entryLimit: number;
 
-    constructor(private readonly store: CacheStore) {
+    constructor(readonly store: CacheStore) {
         const limit = store.maxEntrySize;
         this.entryLimit = typeof limit === 'number' && limit >= 0 ? limit : defaultEntryLimit;
     }
 
     /** The stored variants for `key`, or none when the store failed or was too slow. */
     get(key: string): Promise<readonly CachedResponse[]> {
-        return withinTime(() => this.store.get(key), []).then((found) => (Array.isArray(found) ? found : []));
+        return this.within('get', () => this.store.get(key), []).then((found) => (Array.isArray(found) ? found : []));
     }
 
     set(key: string, entry: CachedResponse): Promise<void> {
-        return withinTime(() => this.store.set(key, entry), undefined);
+        return this.within('set', () => this.store.set(key, entry), undefined);
     }
 
     delete(key: string): Promise<void> {
-        return withinTime(() => this.store.delete(key), undefined);
-    }
-}
-
-function withinTime<T>(call: () => Promise<T>, fallback: T): Promise<T> {
-    let pending: Promise<T>;
-    try {
-        pending = Promise.resolve(call());
-    } catch {
-        return Promise.resolve(fallback);
+        return this.within('delete', () => this.store.delete(key), undefined);
     }
 
-    return Promise.race([pending.catch(() => fallback), deadline().then(() => fallback)]);
+    /** `call` of the store within the bound (`timeout` ms), else `fallback`; a failure is published. */
+    within<T>(operation: string, call: () => Promise<T>, fallback: T, timeout = storeTimeout): Promise<T> {
+        let pending: Promise<T>;
+        try {
+            pending = Promise.resolve(call());
+        } catch (err) {
+            this.failed(operation, 'error', err);
+            return Promise.resolve(fallback);
+        }
+
+        // Whichever comes first is the call's outcome: its answer, its failure, or the bound.
+        let outcome: 'pending' | 'settled' | 'overdue' = 'pending';
+        let timer: NodeJS.Timeout | undefined;
+        const answered = pending.then(
+            (value) => {
+                outcome = 'settled';
+                clearTimeout(timer);
+                return value;
+            },
+            (err: unknown) => {
+                clearTimeout(timer);
+                if (outcome === 'pending') {
+                    outcome = 'settled';
+                    this.failed(operation, 'error', err);
+                }
+
+                return fallback;
+            }
+        );
+        let elapsed: Promise<void>;
+        if (timeout === storeTimeout) {
+            elapsed = sharedDeadline();
+        } else {
+            // A longer wait (for a fill) is rare enough for a timer of its own, cleared once answered.
+            elapsed = new Promise<void>((resolve) => {
+                timer = setTimeout(resolve, timeout);
+                timer.unref();
+            });
+        }
+
+        const overdue = elapsed.then(() => {
+            if (outcome === 'pending') {
+                outcome = 'overdue';
+                this.failed(operation, 'timeout', undefined, timeout);
+            }
+
+            return fallback;
+        });
+        return Promise.race([answered, overdue]);
+    }
+
+    private failed(operation: string, reason: CacheStoreErrorMessage['reason'], err: unknown, timeout = 0): void {
+        const error =
+            reason === 'timeout'
+                ? clientFailure(
+                      `The cache store's ${operation} did not answer within the cache's bound (${timeout} ms)`
+                  )
+                : isHttpError(err)
+                  ? err
+                  : clientFailure(`The cache store's ${operation} failed: ${(err as Error)?.message}`, err);
+        publishCacheStoreError({ operation, reason, error, store: this.store });
+    }
 }
 
 // One timer for all the store calls that start within half a timeout of each other, rather than one
 // per call (a timer per hit was a tenth of a hit's cost): each call gets between half and a whole timeout.
 let window: { opened: number; elapsed: Promise<void> } | undefined;
 
-function deadline(): Promise<void> {
+function sharedDeadline(): Promise<void> {
     const now = Date.now();
     if (window === undefined || now - window.opened > storeTimeout / 2) {
         const elapsed = new Promise<void>((resolve) => {

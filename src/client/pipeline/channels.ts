@@ -1,16 +1,19 @@
 import { channel } from 'node:diagnostics_channel';
 import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../../errors/index.js';
+import type { CacheStore } from '../contract/cache-store.js';
 import type { ClientEvents, EffectiveOptions, HopRequest, RequestUri, ResponseDetails } from '../contract/types.js';
 
 /**
  * The `node:diagnostics_channel` names every client publishes its pipeline on (README "Diagnostics
- * channels"): a public contract for APM tools, the process-wide twin of a client's `events`.
+ * channels"): a public contract for APM tools, the process-wide twin of a client's `events`; and the
+ * channel the cache's store failures are published on, for a metric.
  */
 export const CLIENT_CHANNELS = {
     preRequest: 'tracewire:client:preRequest',
     request: 'tracewire:client:request',
-    response: 'tracewire:client:response'
+    response: 'tracewire:client:response',
+    cacheStoreError: 'tracewire:client:cacheStoreError'
 } as const;
 
 /** The message of `tracewire:client:preRequest`: the arguments of the `preRequest` event. */
@@ -34,10 +37,41 @@ export interface ResponseMessage {
     details: ResponseDetails;
 }
 
+/**
+ * The message of `tracewire:client:cacheStoreError`, once per failed call to a cache store (docs/cache.md
+ * "Store failures"): the failure never reached a request (the cache went on without the store), so this
+ * is where a metric counts it.
+ */
+export interface CacheStoreErrorMessage {
+    /** The store call: `get`, `set`, `delete`, `lockFill`, `unlockFill`, `awaitFill`, or a store's own (`notices`). */
+    operation: string;
+    /**
+     * `timeout`: no answer within the bound (the cache's, or the store's own); `unavailable`: not even sent
+     * (RedisCacheStore while its server is out of reach); `error`: it threw or rejected.
+     */
+    reason: 'timeout' | 'unavailable' | 'error';
+    /** A 500 HttpError naming the store call and the cause. */
+    error: HttpError;
+    /** The store that failed. */
+    store: CacheStore;
+}
+
 // Held here for the life of the process: Node keeps a channel without subscribers only weakly.
 const preRequestChannel = channel(CLIENT_CHANNELS.preRequest);
 const requestChannel = channel(CLIENT_CHANNELS.request);
 const responseChannel = channel(CLIENT_CHANNELS.response);
+const cacheStoreErrorChannel = channel(CLIENT_CHANNELS.cacheStoreError);
+
+// A failure seen twice (a store reports its own, then the cache sees the call reject with it) counts once.
+const publishedFailures = new WeakSet<HttpError>();
+
+/** Publishes a store failure on `tracewire:client:cacheStoreError`, once per error, while it has subscribers. */
+export function publishCacheStoreError(message: CacheStoreErrorMessage): void {
+    if (cacheStoreErrorChannel.hasSubscribers && !publishedFailures.has(message.error)) {
+        publishedFailures.add(message.error);
+        cacheStoreErrorChannel.publish(message);
+    }
+}
 
 /** What a request reports its hops to: a client's emitter, or the publisher below. */
 export interface PipelineEmitter {

@@ -265,7 +265,7 @@ describe('RedisCacheStore', () => {
     });
 
     describe('what one call stores, the next finds', () => {
-        it("a lookup sent after a store on the same client finds it, though the store's promise was not awaited (the cache layer does not await)", async () => {
+        it("a lookup sent after a store on the same client finds it, even before the store's promise settled (sent in order on one connection)", async () => {
             const store = storeOn(await connect());
             for (let i = 0; i < 50; i++) {
                 const entry = cachedResponse();

@@ -18,7 +18,10 @@ export interface RedisCacheStoreOptions {
     timeout?: number | null | undefined;
     /** A tier in this process's memory in front of the server, kept current by change notices. Default off. */
     localTier?: boolean | RedisLocalTierOptions | null | undefined;
-    /** Called with each failure (a metric's counter, a log line); what it throws is ignored. */
+    /**
+     * Called with each failure (a log line); what it throws is ignored. Each failure is published on
+     * `tracewire:client:cacheStoreError` whether or not it is given (docs/cache.md "Store failures").
+     */
     onError?: ((failure: RedisStoreFailure) => void) | null | undefined;
 }
 

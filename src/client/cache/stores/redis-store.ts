@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { HttpError } from '../../../errors/index.js';
 import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../contract/cache-store.js';
 import { clientFailure } from '../../contract/errors.js';
+import { publishCacheStoreError } from '../../pipeline/channels.js';
 import { LocalTier } from './local-tier.js';
 import { BoundedCalls, type RedisStoreFailure } from './redis-calls.js';
 import type { RedisCacheClient } from './redis-client.js';
@@ -60,6 +61,8 @@ export class RedisCacheStore implements CacheStore, FillLocks {
         this.#heartbeat = settings.heartbeat;
         const onError = settings.onError;
         this.#calls = new BoundedCalls(this.#client, this.timeout, (failure: RedisStoreFailure) => {
+            // For a metric, whether or not the application watches (docs/cache.md "Store failures").
+            publishCacheStoreError({ ...failure, store: this });
             try {
                 onError?.(failure);
             } catch {

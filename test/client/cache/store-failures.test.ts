@@ -1,0 +1,142 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisStoreFailure } from '../../../src/client/cache/stores/redis-calls.js';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import type { CacheStore } from '../../../src/client/contract/cache-store.js';
+import { type CacheStoreErrorMessage, CLIENT_CHANNELS } from '../../../src/client/index.js';
+import { Client } from '../../../src/client/surface/client.js';
+import { isHttpError } from '../../../src/errors/index.js';
+import { type RedisServer, startRedis } from '../../integration/servers.js';
+import { startHttp, type TestServer } from '../helpers.js';
+import { type AppClient, clientKinds, eventually } from './redis-clients.js';
+
+/**
+ * docs/cache.md "Store failures": a failed store call never reaches the request, so each is published on
+ * `tracewire:client:cacheStoreError` ({ operation, reason, error, store }) for a metric to count, once.
+ */
+
+let origin: TestServer;
+const published: CacheStoreErrorMessage[] = [];
+const listener = (message: unknown) => published.push(message as CacheStoreErrorMessage);
+beforeAll(async () => {
+    origin = await startHttp((_req, res) => {
+        res.writeHead(200, { 'cache-control': 'max-age=60' });
+        res.end('origin');
+    });
+});
+afterAll(() => origin.close());
+afterEach(() => {
+    unsubscribe(CLIENT_CHANNELS.cacheStoreError, listener);
+    published.length = 0;
+});
+
+let paths = 0;
+function url(): string {
+    return `${origin.url}/f${++paths}`;
+}
+
+describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
+    it('a store that throws, rejects or does not answer in time: one message per failed call, the call answered', async () => {
+        const cases: [CacheStore, CacheStoreErrorMessage['reason'], RegExp][] = [
+            [
+                {
+                    get: () => {
+                        throw new Error('sync');
+                    },
+                    set: () => {
+                        throw new Error('sync');
+                    },
+                    delete: () => {
+                        throw new Error('sync');
+                    }
+                },
+                'error',
+                /^The cache store's (get|set) failed: sync$/
+            ],
+            [
+                {
+                    get: () => Promise.reject(new Error('async')),
+                    set: () => Promise.reject(new Error('async')),
+                    delete: () => Promise.reject(new Error('async'))
+                },
+                'error',
+                /^The cache store's (get|set) failed: async$/
+            ],
+            [
+                { get: () => new Promise(() => {}), set: () => new Promise(() => {}), delete: async () => {} },
+                'timeout',
+                /^The cache store's (get|set) did not answer within the cache's bound \(250 ms\)$/
+            ]
+        ];
+        subscribe(CLIENT_CHANNELS.cacheStoreError, listener);
+        for (const [store, reason, message] of cases) {
+            published.length = 0;
+            const client = new Client().defaults({ cache: { store } });
+            expect(String((await client.get(url())).payload)).toBe('origin');
+            expect(published.map((m) => m.operation)).toStrictEqual(['get', 'set']);
+            for (const failure of published) {
+                expect(failure.reason).toBe(reason);
+                expect(failure.store).toBe(store);
+                expect(isHttpError(failure.error, 500)).toBe(true);
+                expect(failure.error.message).toMatch(message);
+            }
+        }
+    });
+
+    it('nothing is published, and nothing breaks, without a subscriber', async () => {
+        const store: CacheStore = {
+            get: () => Promise.reject(new Error('async')),
+            set: () => Promise.reject(new Error('async')),
+            delete: () => Promise.reject(new Error('async'))
+        };
+        const client = new Client().defaults({ cache: { store } });
+        expect(String((await client.get(url())).payload)).toBe('origin');
+        expect(published).toStrictEqual([]);
+    });
+
+    describe('RedisCacheStore', () => {
+        let redis: RedisServer;
+        let app: AppClient;
+        beforeAll(async () => {
+            redis = await startRedis();
+            app = await clientKinds[0]!.connect(redis.port);
+        }, 30_000);
+        afterAll(async () => {
+            app?.disconnect();
+            await redis?.stop();
+        });
+
+        it('publishes each of its failures once, with its own reason, whether or not onError is given; the cache adds no second', async () => {
+            const failures: RedisStoreFailure[] = [];
+            const watched = new RedisCacheStore({ client: app, onError: (failure) => failures.push(failure) });
+            const unwatched = new RedisCacheStore({ client: app, keyPrefix: 'other:' });
+            subscribe(CLIENT_CHANNELS.cacheStoreError, listener);
+            await redis.kill();
+            await eventually(() => app.status !== 'ready');
+            try {
+                for (const store of [watched, unwatched]) {
+                    published.length = 0;
+                    const client = new Client().defaults({ cache: { store } });
+                    expect(String((await client.get(url())).payload)).toBe('origin');
+                    expect(published.map((m) => [m.operation, m.reason])).toStrictEqual([
+                        ['get', 'unavailable'],
+                        ['set', 'unavailable']
+                    ]);
+                    for (const failure of published) {
+                        expect(failure.store).toBe(store);
+                        expect(failure.error.message).toMatch(/^RedisCacheStore (get|set) not sent: the client is /);
+                    }
+
+                    if (store === watched) {
+                        // The hook hears of the very failures published.
+                        expect(failures.map((failure) => failure.error)).toStrictEqual(published.map((m) => m.error));
+                    }
+                }
+            } finally {
+                watched.close();
+                unwatched.close();
+                await redis.restart();
+            }
+        });
+    });
+});
