@@ -22,6 +22,7 @@ export type {
     BeforeRedirect,
     CacheOptions,
     ClientEvents,
+    CoalesceOptions,
     DefaultsOptions,
     EffectiveOptions,
     HopRequest,

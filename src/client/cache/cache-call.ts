@@ -1,5 +1,8 @@
+import type { HttpError } from '../../errors/index.js';
+import type { PreparedPayload } from '../bodies/payload.js';
+import type { PayloadReplay } from '../bodies/payload-replay.js';
 import type { CachedResponse } from '../contract/cache-store.js';
-import type { EffectiveOptions, HopResponse, ResendReason } from '../contract/types.js';
+import type { Agents, EffectiveOptions, HopRequest, HopResponse, RequestUri, ResendReason } from '../contract/types.js';
 import type { Destination } from '../wire/destination.js';
 import type { AnsweredHop, Hop, HopOwner } from '../wire/hop.js';
 import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember } from './cache-status.js';
@@ -14,6 +17,45 @@ export interface CachedFlow extends HopOwner {
     hopResponded(hop: AnsweredHop, res: HopResponse): void;
     /** True when the flow will retry `res` once its hop reports it. */
     retriesResponse(hop: AnsweredHop, res: HopResponse): boolean;
+}
+
+/**
+ * The side of the hops the cache layer sends (HopOwner) that stays the flow's: its agents and counts, the
+ * stream payload, the request made, a failure before anything was sent. The layer adds their outcome.
+ */
+export abstract class FlowHopOwner implements HopOwner {
+    constructor(protected readonly flow: CachedFlow) {}
+
+    get agents(): Agents {
+        return this.flow.agents;
+    }
+
+    get redirectCount(): number {
+        return this.flow.redirectCount;
+    }
+
+    get retryCount(): number {
+        return this.flow.retryCount;
+    }
+
+    get staleResends(): number {
+        return this.flow.staleResends;
+    }
+
+    streamFor(payload: PreparedPayload, options: EffectiveOptions): PayloadReplay | HttpError | undefined {
+        return this.flow.streamFor(payload, options);
+    }
+
+    requestCreated(req: HopRequest, options: EffectiveOptions): void {
+        this.flow.requestCreated(req, options);
+    }
+
+    fail(err: HttpError): void {
+        this.flow.fail(err);
+    }
+
+    abstract hopResponded(hop: AnsweredHop, res: HopResponse): void;
+    abstract hopFailed(hop: Hop, err: HttpError): void;
 }
 
 /** One hop's dealings with the cache: what was asked, what was stored, what was decided. */
@@ -34,16 +76,26 @@ export interface CacheCall {
     requestTime: number;
     /** What the origin's response means for the cache, decided as its headers arrive. */
     answer: WireAnswer | undefined;
+    /**
+     * Request coalescing (coalescing.ts): undefined when the call did not wait for another's fetch; once
+     * it did, false, then true when the store answered it (Cache-Status `collapsed`, or `collapsed=?0`).
+     */
+    collapsed: boolean | undefined;
+    /** The hop of the call it waited for, when that one ran in this process: `uri.collapsedInto`. */
+    fetcher: RequestUri | undefined;
 }
 
 /** What the cache makes of a response from the origin. */
 export type WireAnswer =
-    /** A 304 that updated the stored response: the caller gets that. */
-    | { kind: 'updated'; entry: CachedResponse; stores: boolean; cacheStatus: string }
+    /**
+     * A 304 that updated the stored response: the caller gets that. `reusable`: the entry answers the
+     * next call without asking the origin (fresh, or stale as RFC 5861 allows).
+     */
+    | { kind: 'updated'; entry: CachedResponse; stores: boolean; reusable: boolean; cacheStatus: string }
     /** A 5xx a stale response replaces (stale-if-error). */
     | { kind: 'stale-if-error'; entry: CachedResponse; cacheStatus: string }
-    /** A response to store once its body has been read. */
-    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives }
+    /** A response to store once its body has been read (`reusable` as above). */
+    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives; reusable: boolean }
     /** A response passed on as it came. */
     | { kind: 'pass' };
 
@@ -56,6 +108,7 @@ export function member(facts: Partial<CacheStatusFacts> & { outcome: CacheOutcom
         ttl: undefined,
         forwardStatus: undefined,
         detail: undefined,
+        collapsed: undefined,
         ...facts
     });
 }

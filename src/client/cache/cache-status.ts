@@ -16,7 +16,12 @@ export type CacheOutcome =
     /** The method is not cached (or the call bypasses the cache: a range, a precondition). */
     | 'bypass'
     /** `only-if-cached` and nothing usable stored: a 504 made by the cache. */
-    | 'only-if-cached';
+    | 'only-if-cached'
+    /**
+     * Answered from the store after waiting for another call's fetch of the same request (request
+     * coalescing): read back from a Cache-Status with `collapsed`, for the events and the instrumentation.
+     */
+    | 'collapsed';
 
 /** One Cache-Status member's parameters (RFC 9211 2). */
 export interface CacheStatusFacts {
@@ -29,6 +34,11 @@ export interface CacheStatusFacts {
     forwardStatus: number | undefined;
     /** Why a stale response was served (`stale-while-revalidate`, `stale-if-error`, `max-stale`). */
     detail: string | undefined;
+    /**
+     * The call waited for another's fetch of the same request (RFC 9211 2.5): true when it was answered
+     * with what that fetch stored, false when it had to go to the origin itself; undefined when it did not wait.
+     */
+    collapsed: boolean | undefined;
 }
 
 const forwardReasons: Record<CacheOutcome, string | undefined> = {
@@ -37,13 +47,18 @@ const forwardReasons: Record<CacheOutcome, string | undefined> = {
     revalidated: 'stale',
     request: 'request',
     bypass: 'bypass',
-    'only-if-cached': 'miss'
+    'only-if-cached': 'miss',
+    collapsed: 'miss'
 };
 
 /** The `tracewire` member of Cache-Status, e.g. `tracewire; fwd=miss; fwd-status=200; stored; ttl=60`. */
 export function cacheStatusMember(facts: CacheStatusFacts): string {
     const forward = forwardReasons[facts.outcome];
     let member = forward === undefined ? 'tracewire; hit' : `tracewire; fwd=${forward}`;
+    if (facts.collapsed !== undefined) {
+        member += facts.collapsed ? '; collapsed' : '; collapsed=?0';
+    }
+
     if (facts.forwardStatus !== undefined) {
         member += `; fwd-status=${facts.forwardStatus}`;
     }
@@ -80,13 +95,17 @@ export function cacheOutcomeOf(field: string | readonly string[] | undefined): C
         return 'only-if-cached';
     }
 
+    if (/;\s*collapsed(?:\s*;|\s*$|=\?1)/.test(member)) {
+        return 'collapsed';
+    }
+
     if (/;\s*hit\b/.test(member)) {
         return 'hit';
     }
 
     const forward = /;\s*fwd=([a-z-]+)/.exec(member)?.[1];
     for (const outcome of Object.keys(forwardReasons) as CacheOutcome[]) {
-        if (forwardReasons[outcome] === forward && outcome !== 'only-if-cached') {
+        if (forwardReasons[outcome] === forward && outcome !== 'only-if-cached' && outcome !== 'collapsed') {
             return outcome;
         }
     }

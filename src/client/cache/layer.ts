@@ -1,30 +1,23 @@
 import type { HttpError } from '../../errors/index.js';
-import type { PreparedPayload } from '../bodies/payload.js';
-import type { PayloadReplay } from '../bodies/payload-replay.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
-import type { EffectiveOptions, HopRequest, HopResponse, ResendReason } from '../contract/types.js';
+import type { EffectiveOptions, HopResponse, ResendReason } from '../contract/types.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
-import { Hop, type HopOwner } from '../wire/hop.js';
-import { type CacheCall, type CachedFlow, member, passOn, type WireAnswer } from './cache-call.js';
+import { Hop } from '../wire/hop.js';
+import { type CacheCall, type CachedFlow, FlowHopOwner, member, passOn, type WireAnswer } from './cache-call.js';
+import { CallCoalescing } from './coalescing.js';
 import { storeWithBody } from './entries.js';
+import { fillsFor } from './fills.js';
 import { currentAge } from './freshness.js';
 import { GuardedStore } from './guarded-store.js';
 import { parseHttpDate } from './http-date.js';
-import { judgeOriginResponse } from './origin-answer.js';
-import {
-    bypassesCache,
-    invalidatedUrls,
-    type Judgement,
-    judge,
-    requestDirectives,
-    servesStaleOnError
-} from './policy.js';
+import { judgeOriginResponse, staleForFailure } from './origin-answer.js';
+import { bypassesCache, invalidatedUrls, judge, requestDirectives } from './policy.js';
 import { gatewayTimeout, responseFrom } from './response.js';
 import { revalidateInBackground } from './revalidation.js';
 import type { CacheSettings } from './settings.js';
-import { answerFromCache } from './stored-answer.js';
+import { answerFromCache, answerStored } from './stored-answer.js';
 import { conditionalFields, satisfiesCallerCondition } from './validators.js';
 import { varyMatches } from './vary.js';
 
@@ -43,7 +36,7 @@ export function cacheKey(method: string, href: string, socketPath: string | unde
  * 5861). The layer owns the hops it sends and hands their outcome on to the flow, with its
  * Cache-Status; the hop and the flow know nothing of the RFC 9111 rules (policy.ts).
  */
-export class CacheLayer implements HopOwner {
+export class CacheLayer extends FlowHopOwner {
     private readonly store: GuardedStore;
     // The hop under way (a flow runs one at a time), and a count that makes a lookup outrun by the next one moot.
     private call: CacheCall | undefined;
@@ -52,13 +45,23 @@ export class CacheLayer implements HopOwner {
     private retries = 0;
     // The option copies made to carry validators, back to the options the flow gave.
     private readonly originals = new WeakMap<EffectiveOptions, EffectiveOptions>();
+    // With request coalescing (on by default): this call's part in it.
+    private readonly coalescing: CallCoalescing | undefined;
 
     constructor(
-        private readonly flow: CachedFlow,
+        flow: CachedFlow,
         private readonly settings: CacheSettings,
         private readonly pipeline: Pipeline | undefined
     ) {
+        super(flow);
         this.store = guardedStoreOf(settings);
+        const coalesce = settings.coalesce;
+        this.coalescing = coalesce === undefined ? undefined : new CallCoalescing(fillsFor(this.store), coalesce);
+    }
+
+    /** The flow settled: a fill this call still leads ends without an answer (its waiters go on). */
+    callSettled(): void {
+        this.coalescing?.end('failed');
     }
 
     /** The flow starts a hop: look it up, then answer it or send it. */
@@ -78,7 +81,9 @@ export class CacheLayer implements HopOwner {
             judgement: undefined,
             validating: false,
             requestTime: 0,
-            answer: undefined
+            answer: undefined,
+            collapsed: undefined,
+            fetcher: undefined
         };
         this.call = call;
         const lookup = ++this.lookups;
@@ -123,7 +128,7 @@ export class CacheLayer implements HopOwner {
             if (call.directives.onlyIfCached) {
                 answerFromCache(this.flow, this.pipeline, call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
             } else {
-                this.forward(call, undefined);
+                this.toOrigin(call, entries, undefined);
             }
 
             return;
@@ -136,26 +141,15 @@ export class CacheLayer implements HopOwner {
         const ifModifiedSince = header(headers['if-modified-since']);
         const callerConditional = ifNoneMatch !== undefined || ifModifiedSince !== undefined;
         if (judgement.suitability !== 'validate') {
-            const detail =
-                judgement.suitability === 'fresh'
-                    ? undefined
-                    : judgement.suitability === 'stale-allowed'
-                      ? 'max-stale'
-                      : 'stale-while-revalidate';
             if (judgement.suitability === 'stale-while-revalidate') {
                 revalidateInBackground(this.flow, this.pipeline, this.store, this.settings, call, entry);
             }
 
-            const status = member({ outcome: 'hit', ttl: judgement.ttl, detail });
+            // What it found is shared with this process's waiters, when this call led them.
+            this.coalescing?.end('shared');
             const notModified =
                 callerConditional && satisfiesCallerCondition(entry, ifNoneMatch, ifModifiedSince, parseHttpDate);
-            const age = currentAge(entry, now);
-            answerFromCache(
-                this.flow,
-                this.pipeline,
-                call,
-                responseFrom(entry, call.method, age, status, notModified ? 304 : entry.statusCode)
-            );
+            answerStored(this.flow, this.pipeline, call, entry, judgement, notModified, now);
             return;
         }
 
@@ -166,11 +160,40 @@ export class CacheLayer implements HopOwner {
 
         call.outcome = judgement.byRequest ? 'request' : 'revalidated';
         // The caller's own precondition goes as it is: its 304 is for the caller.
-        this.forward(call, callerConditional ? undefined : conditionalFields(entry));
+        const validators = callerConditional ? undefined : conditionalFields(entry);
+        if (judgement.byRequest) {
+            this.forward(call, validators);
+        } else {
+            this.toOrigin(call, entries, validators);
+        }
+    }
+
+    /**
+     * Sends the call to the origin, coalesced with the calls for the same request when it may be
+     * (coalescing.ts): it leads the fill and sends, or waits for the one under way, then looks again.
+     */
+    private toOrigin(call: CacheCall, entries: readonly CachedResponse[], validators: Validators): void {
+        const coalescing = this.coalescing;
+        if (coalescing === undefined || !coalescing.applies(call)) {
+            this.forward(call, validators);
+            return;
+        }
+
+        const lookup = this.lookups;
+        const wanted = () => lookup === this.lookups && !this.flow.settled;
+        coalescing.join(call, entries).then(async (waited) => {
+            // A call that waited looks again: what the fetch stored answers it, or it goes on its own.
+            const found = waited && wanted() ? await this.store.get(call.key) : undefined;
+            if (!wanted()) {
+                coalescing.end('failed');
+            } else {
+                this.guard(() => (found === undefined ? this.forward(call, validators) : this.decide(call, found)));
+            }
+        });
     }
 
     /** Sends the call's request as a hop the layer owns, with `validators` added when given. */
-    private forward(call: CacheCall, validators: Record<string, string> | undefined): void {
+    private forward(call: CacheCall, validators: Validators): void {
         let options = call.options;
         if (validators !== undefined && Object.keys(validators).length > 0) {
             options = { ...options, headers: { ...options.headers, ...validators } };
@@ -179,38 +202,12 @@ export class CacheLayer implements HopOwner {
         }
 
         call.requestTime = Date.now();
-        this.flow.sendHop(new Hop(this, call.method, options, this.pipeline, call.resendReason), call.target);
+        const hop = new Hop(this, call.method, options, this.pipeline, call.resendReason);
+        this.coalescing?.sent(hop);
+        this.flow.sendHop(hop, call.target);
     }
 
-    // The side of the hops the layer sends (HopOwner): all but their outcome is the flow's.
-
-    get agents() {
-        return this.flow.agents;
-    }
-
-    get redirectCount(): number {
-        return this.flow.redirectCount;
-    }
-
-    get retryCount(): number {
-        return this.flow.retryCount;
-    }
-
-    get staleResends(): number {
-        return this.flow.staleResends;
-    }
-
-    streamFor(payload: PreparedPayload, options: EffectiveOptions): PayloadReplay | HttpError | undefined {
-        return this.flow.streamFor(payload, options);
-    }
-
-    requestCreated(req: HopRequest, options: EffectiveOptions): void {
-        this.flow.requestCreated(req, options);
-    }
-
-    fail(err: HttpError): void {
-        this.flow.fail(err);
-    }
+    // The outcome of the hops the layer sends (HopOwner): the rest is the flow's (FlowHopOwner).
 
     hopFailed(hop: Hop, err: HttpError): void {
         this.dropValidators(hop, this.call);
@@ -224,18 +221,12 @@ export class CacheLayer implements HopOwner {
      */
     answersFailure(hop: Hop, err: HttpError): boolean {
         const call = this.call;
-        const networkFailure = err.output.statusCode === 502 || err.output.statusCode === 504;
-        if (
-            !networkFailure ||
-            call?.entry === undefined ||
-            call.judgement === undefined ||
-            !servesStaleOnError(call.judgement, call.directives, undefined)
-        ) {
-            return false;
+        const stale = call === undefined ? undefined : staleForFailure(call, err);
+        if (stale !== undefined) {
+            this.answerAfter(hop, call!, stale.entry, stale.cacheStatus);
         }
 
-        this.serveStaleOnError(hop, call, call.entry, call.judgement);
-        return true;
+        return stale !== undefined;
     }
 
     /** The origin's response headers arrived: decide what the cache makes of them, and say so in Cache-Status before the hop reports it. */
@@ -274,14 +265,19 @@ export class CacheLayer implements HopOwner {
         });
     }
 
-    /** Hands the flow the response the call ends with, storing what is to be stored. */
+    /**
+     * Hands the flow the response the call ends with, storing what is to be stored; a fill the call
+     * leads ends as its answer says, once what it stores has landed.
+     */
     private responded(call: CacheCall, hop: Hop, res: HopResponse, answer: WireAnswer): void {
+        const written = this.coalescing?.answered(answer, res, () => this.flow.retriesResponse(hop, res));
         switch (answer.kind) {
             case 'updated':
                 res.resume();
                 if (answer.stores) {
-                    // The update lands before the caller has the response it made (README "Cache").
+                    // The update lands before the caller has the response it made (docs/cache.md, "The `cache` option").
                     this.store.set(call.key, answer.entry).then(() => {
+                        written?.(true);
                         if (!this.flow.settled) {
                             this.guard(() => this.answerAfter(hop, call, answer.entry, answer.cacheStatus));
                         }
@@ -296,7 +292,15 @@ export class CacheLayer implements HopOwner {
                 this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
                 return;
             case 'keep':
-                storeWithBody(this.store, call.key, answer.entry, answer.directives, this.settings.shared, res);
+                storeWithBody(
+                    this.store,
+                    call.key,
+                    answer.entry,
+                    answer.directives,
+                    this.settings.shared,
+                    res,
+                    written
+                );
                 break;
         }
 
@@ -308,10 +312,6 @@ export class CacheLayer implements HopOwner {
         const res = responseFrom(entry, call.method, currentAge(entry, Date.now()), cacheStatus);
         hop.clock.carriedBy(res);
         this.flow.hopResponded(hop, res);
-    }
-
-    private serveStaleOnError(hop: Hop, call: CacheCall, entry: CachedResponse, judgement: Judgement): void {
-        this.answerAfter(hop, call, entry, member({ outcome: 'hit', ttl: judgement.ttl, detail: 'stale-if-error' }));
     }
 
     /**
@@ -346,6 +346,9 @@ function guardedStoreOf(settings: CacheSettings): GuardedStore {
 
     return store;
 }
+
+/** The conditional fields the layer adds to validate a stored response. */
+type Validators = Record<string, string> | undefined;
 
 function header(value: string | number | readonly string[] | undefined): string | undefined {
     return value === undefined ? undefined : Array.isArray(value) ? value.join(', ') : String(value);

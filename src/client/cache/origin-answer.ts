@@ -1,3 +1,5 @@
+import type { HttpError } from '../../errors/index.js';
+import type { CachedResponse } from '../contract/cache-store.js';
 import type { HopResponse } from '../contract/types.js';
 import type { AnsweredHop } from '../wire/hop.js';
 import { type CacheCall, member, passOn, type WireAnswer } from './cache-call.js';
@@ -24,13 +26,16 @@ export function judgeOriginResponse(
     const status = res.statusCode as number;
     const entry = call.entry;
     const shared = settings.shared;
+    const collapsed = call.collapsed;
     if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
         const updated = updatedEntry(entry, res, call.requestTime, responseTime, shared);
         const stores = !call.directives.noStore && !updated.noStore;
-        const ttl = judge(updated.entry, noDirectives, shared, responseTime).ttl;
-        const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl });
+        const judgement = judge(updated.entry, noDirectives, shared, responseTime);
+        const ttl = judgement.ttl;
+        const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl, collapsed });
         addCacheStatus(res, status304);
-        return { kind: 'updated', entry: updated.entry, stores, cacheStatus: status304 };
+        const reusable = judgement.suitability !== 'validate';
+        return { kind: 'updated', entry: updated.entry, stores, reusable, cacheStatus: status304 };
     }
 
     if (
@@ -41,7 +46,7 @@ export function judgeOriginResponse(
         // A 5xx the flow retries is forwarded as it is: the stale response is for when nothing more will be tried.
         !flow.retriesResponse(hop, res)
     ) {
-        const stale = member({ outcome: 'hit', ttl: call.judgement.ttl, detail: 'stale-if-error' });
+        const stale = member({ outcome: 'hit', ttl: call.judgement.ttl, detail: 'stale-if-error', collapsed });
         addCacheStatus(res, stale);
         return { kind: 'stale-if-error', entry, cacheStatus: stale };
     }
@@ -53,13 +58,36 @@ export function judgeOriginResponse(
         call.method !== 'HEAD' &&
         isStorable(request, status, res.rawHeaders, directives, shared);
     if (!stores) {
-        addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status }));
+        addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, collapsed }));
         return passOn;
     }
 
     // Taken before the Cache-Status is added: the store keeps the response as the origin sent it.
     const head = entryHead(call.method, res, hop.options.headers, call.requestTime, responseTime);
-    const ttl = judge(head, noDirectives, shared, responseTime).ttl;
-    addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl }));
-    return { kind: 'keep', entry: head, directives };
+    const judgement = judge(head, noDirectives, shared, responseTime);
+    const ttl = judgement.ttl;
+    addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl, collapsed }));
+    return { kind: 'keep', entry: head, directives, reusable: judgement.suitability !== 'validate' };
+}
+
+/**
+ * The stale response that answers the call's failure `err` instead, with its Cache-Status, or undefined
+ * (RFC 5861 4): only a network failure or a timeout (not the caller's abort) may be answered so.
+ */
+export function staleForFailure(
+    call: CacheCall,
+    err: HttpError
+): { entry: CachedResponse; cacheStatus: string } | undefined {
+    const networkFailure = err.output.statusCode === 502 || err.output.statusCode === 504;
+    const { entry, judgement } = call;
+    if (
+        !networkFailure ||
+        entry === undefined ||
+        judgement === undefined ||
+        !servesStaleOnError(judgement, call.directives, undefined)
+    ) {
+        return undefined;
+    }
+
+    return { entry, cacheStatus: member({ outcome: 'hit', ttl: judgement.ttl, detail: 'stale-if-error' }) };
 }

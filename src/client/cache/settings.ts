@@ -1,5 +1,6 @@
 import type { CacheStore } from '../contract/cache-store.js';
 import type { CacheOptions } from '../contract/types.js';
+import type { CoalesceSettings } from './fills.js';
 import { MemoryCacheStore } from './stores/memory-store.js';
 
 /** The cache a request runs with, resolved from the option. */
@@ -7,6 +8,8 @@ export interface CacheSettings {
     readonly store: CacheStore;
     readonly shared: boolean;
     readonly methods: ReadonlySet<string>;
+    /** Request coalescing's settings; undefined when it is off. */
+    readonly coalesce: CoalesceSettings | undefined;
 }
 
 const defaultMethods: ReadonlySet<string> = new Set(['GET', 'HEAD']);
@@ -49,6 +52,26 @@ function settingsOf(options: CacheOptions): CacheSettings {
     return {
         store: options.store ?? new MemoryCacheStore(),
         shared: options.shared ?? false,
-        methods: options.methods ? new Set(options.methods.map((method) => method.toUpperCase())) : defaultMethods
+        methods: options.methods ? new Set(options.methods.map((method) => method.toUpperCase())) : defaultMethods,
+        coalesce: coalesceSettingsOf(options.coalesce)
+    };
+}
+
+// Request coalescing's defaults (docs/cache.md "Request coalescing"): nginx's proxy_cache_lock_timeout for the wait.
+const coalesceDefaults: CoalesceSettings = { lockTimeout: 5_000, passFor: 30_000 };
+
+/** The `coalesce` setting resolved: undefined when it is off. */
+function coalesceSettingsOf(value: CacheOptions['coalesce']): CoalesceSettings | undefined {
+    if (value === false) {
+        return undefined;
+    }
+
+    if (typeof value !== 'object' || value === null) {
+        return coalesceDefaults;
+    }
+
+    return {
+        lockTimeout: value.lockTimeout ?? coalesceDefaults.lockTimeout,
+        passFor: value.passFor ?? coalesceDefaults.passFor
     };
 }

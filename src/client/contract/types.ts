@@ -157,6 +157,27 @@ export interface CacheOptions {
     shared?: boolean | null | undefined;
     /** The methods answered from and stored in the cache: safe methods only. Default `['GET', 'HEAD']`. */
     methods?: readonly string[] | null | undefined;
+    /**
+     * Request coalescing (docs/cache.md "Request coalescing"): concurrent calls for the same cacheable
+     * request wait for one of them to fetch it, then are answered from what it stored; across the
+     * instances sharing a store that offers `FillLocks` (`RedisCacheStore`) too. Default on; `false`
+     * turns it off; an object changes its settings.
+     */
+    coalesce?: boolean | CoalesceOptions | null | undefined;
+}
+
+/** The settings of request coalescing (docs/cache.md "Request coalescing"); an absent field keeps its default. */
+export interface CoalesceOptions {
+    /**
+     * The longest a call waits for another's fetch, in ms, and the life of a fill lock: a fetch that takes
+     * longer lets its waiters go to the origin themselves. Default 5000.
+     */
+    lockTimeout?: number | null | undefined;
+    /**
+     * How long, in ms, calls for a request whose last answer could not be shared go to the origin without
+     * waiting for one another (hit-for-pass). Default 30000; 0 for never.
+     */
+    passFor?: number | null | undefined;
 }
 
 /**
@@ -269,6 +290,13 @@ export interface RequestUri extends URL {
     staleResends: number;
     /** `'stale-connection'` when this hop re-sends one that failed on a kept-alive connection the server had closed. */
     resendReason: ResendReason | undefined;
+    /**
+     * Set on a hop the cache answered after it waited for another call's fetch of the same request
+     * (request coalescing, docs/cache.md "Request coalescing"): the `uri` of the hop that fetched it, when
+     * that call ran in this process and reported its hops. Absent otherwise (a fetch by another instance
+     * sharing the store is not in this process). The instrumentation links the two hops' spans.
+     */
+    collapsedInto?: RequestUri;
 }
 
 /**

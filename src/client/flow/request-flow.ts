@@ -327,6 +327,8 @@ export class RequestFlow implements CachedFlow, DeadlineOwner, RedirectingFlow, 
         this.deadline?.stop();
         this.signal?.removeEventListener('abort', this);
         this.stream?.dispose();
+        // A fill of the cache this call still leads ends: its waiters go on (request coalescing).
+        this.cache?.callSettled();
     }
 }
 

@@ -108,6 +108,11 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
         return this.uri;
     }
 
+    /** The `uri` of the hop's events, once it is announced; undefined without a pipeline. */
+    get eventUri(): RequestUri | undefined {
+        return this.uri;
+    }
+
     /** Announces the hop and sends its request; `target` is a URL or the cached destination of a string URI. */
     send(target: URL | Destination): void {
         const options = this.options;

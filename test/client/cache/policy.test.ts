@@ -143,11 +143,23 @@ describe('conditions and Cache-Status', () => {
                 stored: false,
                 ttl: undefined,
                 forwardStatus: undefined,
-                detail: undefined
+                detail: undefined,
+                collapsed: undefined
             });
             expect(cacheOutcomeOf(`origin; hit, ${member}`)).toBe(outcome);
             expect(cacheOutcomeOf([member])).toBe(outcome);
         }
+
+        // A call that waited for another's fetch (request coalescing): `collapsed` when the store answered
+        // it, whatever it forwarded on; `collapsed=?0` when it had to go to the origin itself.
+        const facts = { stored: false, ttl: 60, forwardStatus: undefined, detail: undefined };
+        const answered = cacheStatusMember({ ...facts, outcome: 'miss', collapsed: true });
+        expect(answered).toBe('tracewire; fwd=miss; collapsed; ttl=60');
+        expect(cacheOutcomeOf(answered)).toBe('collapsed');
+        expect(cacheOutcomeOf('tracewire; fwd=stale; collapsed')).toBe('collapsed');
+        const forwarded = cacheStatusMember({ ...facts, outcome: 'miss', forwardStatus: 200, collapsed: false });
+        expect(forwarded).toBe('tracewire; fwd=miss; collapsed=?0; fwd-status=200; ttl=60');
+        expect(cacheOutcomeOf(forwarded)).toBe('miss');
 
         expect(cacheOutcomeOf(undefined)).toBeUndefined();
         expect(cacheOutcomeOf('origin; hit')).toBeUndefined();

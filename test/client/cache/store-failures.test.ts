@@ -118,13 +118,17 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
                     published.length = 0;
                     const client = new Client().defaults({ cache: { store } });
                     expect(String((await client.get(url())).payload)).toBe('origin');
+                    // The lookup, the fill lock of request coalescing, the write.
                     expect(published.map((m) => [m.operation, m.reason])).toStrictEqual([
                         ['get', 'unavailable'],
+                        ['lockFill', 'unavailable'],
                         ['set', 'unavailable']
                     ]);
                     for (const failure of published) {
                         expect(failure.store).toBe(store);
-                        expect(failure.error.message).toMatch(/^RedisCacheStore (get|set) not sent: the client is /);
+                        expect(failure.error.message).toMatch(
+                            /^RedisCacheStore (get|lockFill|set) not sent: the client is /
+                        );
                     }
 
                     if (store === watched) {

@@ -1,0 +1,145 @@
+import type { CachedResponse } from '../contract/cache-store.js';
+import type { HopResponse } from '../contract/types.js';
+import type { CacheCall, WireAnswer } from './cache-call.js';
+import type { CoalesceSettings, FetchingHop, FillLead, FillOutcome, Fills } from './fills.js';
+import { varyText } from './vary.js';
+
+/**
+ * Request coalescing as one call takes part in it (docs/cache.md "Request coalescing"): which calls
+ * coalesce, on what key, and how the call's fill ends as the cache layer (layer.ts) hands its response
+ * over. The fills themselves are fills.ts.
+ */
+
+/**
+ * True when a call that would go to the origin may wait for another's fetch of the same request, or
+ * lead one: a method whose answer is stored (not HEAD), no credentials (`Authorization`, `Cookie`: an
+ * answer for one user is not fetched on behalf of another), nothing the request says against a stored
+ * answer (`no-cache`, `no-store`, `only-if-cached`) and no precondition of the caller's own.
+ */
+export function coalesces(call: CacheCall): boolean {
+    const headers = call.options.headers;
+    const directives = call.directives;
+    return (
+        call.method !== 'HEAD' &&
+        headers.authorization === undefined &&
+        headers.cookie === undefined &&
+        headers['if-none-match'] === undefined &&
+        headers['if-modified-since'] === undefined &&
+        !directives.noCache &&
+        !directives.noStore &&
+        !directives.onlyIfCached
+    );
+}
+
+/**
+ * What calls coalesce on: the cache key, and the call's values of the request headers the stored
+ * variants' `Vary` names. Before any response is stored, the URL alone: a waiter whose headers the
+ * answer turns out to vary on finds no variant for it, and goes to the origin itself.
+ */
+export function fillKey(
+    key: string,
+    entries: readonly CachedResponse[],
+    headers: CacheCall['options']['headers']
+): string {
+    const names = new Set<string>();
+    for (const entry of entries) {
+        for (const name in entry.vary) {
+            names.add(name);
+        }
+    }
+
+    if (names.size === 0) {
+        return key;
+    }
+
+    const values: Record<string, string | undefined> = {};
+    for (const name of names) {
+        const value = headers[name];
+        values[name] = value === undefined ? undefined : Array.isArray(value) ? value.join(',') : String(value);
+    }
+
+    return `${key}\n${varyText(values)}`;
+}
+
+/** One call's part in coalescing, for the cache layer of that call: at most one fill led at a time. */
+export class CallCoalescing {
+    private lead: FillLead | undefined;
+    // The fill key of a call that went alone, its request marked pass.
+    private passed: string | undefined;
+
+    constructor(
+        private readonly fills: Fills,
+        private readonly settings: CoalesceSettings
+    ) {}
+
+    /** True when `call`, about to go to the origin, joins the fill of its request (once: not after a wait). */
+    applies(call: CacheCall): boolean {
+        return this.lead === undefined && call.collapsed === undefined && coalesces(call);
+    }
+
+    /**
+     * Joins the fill of `call`'s request: true when the call waited (it then looks the store up again),
+     * false when it fetches (leading the fill, or alone). A wait is bounded by the call's `timeout` too.
+     */
+    async join(call: CacheCall, entries: readonly CachedResponse[]): Promise<boolean> {
+        const timeout = call.options.timeout;
+        const lockTimeout = this.settings.lockTimeout;
+        const bound = typeof timeout === 'number' && timeout > 0 && timeout < lockTimeout ? timeout : lockTimeout;
+        const key = fillKey(call.key, entries, call.options.headers);
+        const turn = await this.fills.join(key, this.settings, bound);
+        this.lead = turn.lead;
+        this.passed = turn.passed ? key : undefined;
+        if (turn.waited) {
+            call.collapsed = false;
+            call.fetcher = turn.fetcher;
+        }
+
+        return turn.waited;
+    }
+
+    /** The lead's hop is sent: the one its waiters link to. */
+    sent(hop: FetchingHop): void {
+        if (this.lead !== undefined) {
+            this.lead.fetcher = hop;
+        }
+    }
+
+    /** Ends the fill this call leads, if any. */
+    end(outcome: FillOutcome): void {
+        const lead = this.lead;
+        this.lead = undefined;
+        lead?.end(outcome);
+    }
+
+    /**
+     * The response the call goes on with, as the cache judged it: how the fill it leads ends. An answer
+     * to store (a response, a 304's update) ends it once the write settled: the callback returned, told
+     * whether anything was written. An answer the waiters could not use without asking the origin again
+     * (stale as it arrives, `no-cache`) or not stored at all is not shared (hit-for-pass), unless it is a
+     * 5xx (a failure, no reason to pass) or the flow asks again (a retry: the fill goes on).
+     */
+    answered(answer: WireAnswer, res: HopResponse, retried: () => boolean): ((written: boolean) => void) | undefined {
+        const lead = this.lead;
+        const stores = answer.kind === 'keep' || (answer.kind === 'updated' && answer.stores);
+        if (lead === undefined) {
+            // A call that passed and stores what the next calls can share lifts the pass.
+            const passed = this.passed;
+            this.passed = undefined;
+            return passed !== undefined && stores && answer.reusable
+                ? (written) => written && this.fills.unpass(passed)
+                : undefined;
+        }
+
+        if (stores) {
+            this.lead = undefined;
+            const reusable = answer.reusable;
+            return (written) => lead.end(written ? (reusable ? 'shared' : 'pass') : 'failed');
+        }
+
+        if (answer.kind !== 'pass' || !retried()) {
+            this.end(answer.kind === 'stale-if-error' || (res.statusCode as number) >= 500 ? 'failed' : 'pass');
+        }
+
+        return undefined;
+    }
+}

@@ -1,0 +1,215 @@
+import { type CacheStore, type FillLock, type FillLocks, hasFillLocks } from '../contract/cache-store.js';
+import type { RequestUri } from '../contract/types.js';
+import { type GuardedStore, storeTimeout } from './guarded-store.js';
+
+/**
+ * The fills under way for one store (docs/cache.md "Request coalescing"): of the calls that would fetch
+ * the same request at once, one leads (fetches and stores), the others wait for it, then look the store
+ * up again. In this process that is a map of pending fills; with a store that offers `FillLocks`
+ * (`RedisCacheStore`), the lead also takes the store's lock, so the instances sharing it wait for one
+ * another too, as nginx's `proxy_cache_lock`. A wait never outlasts `lockTimeout`, nor a lock: then the
+ * waiters go to the origin themselves. An answer that could not be shared marks the request pass for
+ * `passFor` (hit-for-pass): the next calls go on without waiting.
+ */
+
+/** What coalescing is set to (the `cache` option's `coalesce`, resolved). */
+export interface CoalesceSettings {
+    readonly lockTimeout: number;
+    readonly passFor: number;
+}
+
+/**
+ * How a fill ended: its answer stored and usable by the waiters (`shared`); an answer they may not
+ * share (`pass`: hit-for-pass); no answer stored (`failed`: the fetch failed, was cut, or its store failed).
+ */
+export type FillOutcome = 'shared' | 'pass' | 'failed';
+
+/** A call's part in the fill of its request. */
+export interface FillTurn {
+    /** This call fetches for the waiters of this process (and, holding the store's lock, of the others): it ends it. */
+    readonly lead: FillLead | undefined;
+    /** The call waited for another's fetch: it looks the store up again, and waits no more. */
+    readonly waited: boolean;
+    /** The hop that fetched, when that call runs in this process and reports its hops. */
+    readonly fetcher: RequestUri | undefined;
+    /** The request is marked pass (hit-for-pass): the call goes alone, and a reusable answer it stores lifts the mark. */
+    readonly passed: boolean;
+}
+
+/** What a lead knows of the hop it fetches with. */
+export interface FetchingHop {
+    readonly eventUri: RequestUri | undefined;
+}
+
+const passed: FillTurn = { lead: undefined, waited: false, fetcher: undefined, passed: true };
+
+// Requests marked pass, at most this many per store: the oldest marks go first.
+const mostPasses = 4096;
+
+/** One call fetching for the others: ended once, when what it stored has landed, or when it failed. */
+export class FillLead {
+    /** The hop under way for the fill: what the waiters link to. */
+    fetcher: FetchingHop | undefined;
+    /** The store's lock, when this call holds it. */
+    token: string | undefined;
+    ended = false;
+    readonly done: Promise<void>;
+    release!: () => void;
+    timer: NodeJS.Timeout | undefined;
+
+    constructor(
+        private readonly fills: Fills,
+        readonly key: string,
+        readonly settings: CoalesceSettings
+    ) {
+        this.done = new Promise((resolve) => {
+            this.release = resolve;
+        });
+    }
+
+    end(outcome: FillOutcome): void {
+        if (!this.ended) {
+            this.ended = true;
+            this.fills.ended(this, outcome);
+        }
+    }
+}
+
+export class Fills {
+    private readonly pending = new Map<string, FillLead>();
+    private readonly passes = new Map<string, number>();
+    private readonly locks: FillLocks | undefined;
+
+    constructor(private readonly store: GuardedStore) {
+        this.locks = hasFillLocks(store.store) ? store.store : undefined;
+    }
+
+    /**
+     * The call's part in the fill of `key`: it waits for the one under way (at most `waitBound` ms), or
+     * leads a new one; with fill locks, a lead whose lock another instance holds waits for that one first.
+     */
+    async join(key: string, settings: CoalesceSettings, waitBound: number): Promise<FillTurn> {
+        const passUntil = this.passes.get(key);
+        if (passUntil !== undefined) {
+            if (passUntil > Date.now()) {
+                return passed;
+            }
+
+            this.passes.delete(key);
+        }
+
+        const underway = this.pending.get(key);
+        if (underway !== undefined) {
+            // The fill's own timer ends it at lockTimeout: a shorter bound needs one of its own.
+            await (waitBound < settings.lockTimeout ? within(underway.done, waitBound) : underway.done);
+            return { lead: undefined, waited: true, fetcher: underway.fetcher?.eventUri, passed: false };
+        }
+
+        const lead = new FillLead(this, key, settings);
+        this.pending.set(key, lead);
+        // A fill never outlives its timeout: its waiters go to the origin then.
+        lead.timer = setTimeout(expire, settings.lockTimeout, this, lead);
+        lead.timer.unref();
+        const locks = this.locks;
+        if (locks === undefined) {
+            return { lead, waited: false, fetcher: undefined, passed: false };
+        }
+
+        const lock = await this.store.within<FillLock | undefined>(
+            'lockFill',
+            () => locks.lockFill(key, settings.lockTimeout),
+            undefined
+        );
+        if (lock === undefined || lock.acquired) {
+            // Without the lock (the store failed), this call still fetches for this process's waiters.
+            lead.token = lock?.token;
+            return { lead, waited: false, fetcher: undefined, passed: false };
+        }
+
+        if (lock.reason === 'pass') {
+            lead.end('failed');
+            return passed;
+        }
+
+        // Another instance fetches: wait for it, as the lead of this process's waiters.
+        const wait = await this.store.within(
+            'awaitFill',
+            () => locks.awaitFill(key, waitBound),
+            'timeout' as const,
+            waitBound + storeTimeout
+        );
+        if (wait === 'pass') {
+            lead.end('failed');
+            return { lead: undefined, waited: true, fetcher: undefined, passed: false };
+        }
+
+        return { lead, waited: true, fetcher: undefined, passed: false };
+    }
+
+    /** The end of `lead`: its waiters look again; the pass mark and the store's lock follow the outcome. */
+    ended(lead: FillLead, outcome: FillOutcome): void {
+        clearTimeout(lead.timer);
+        this.drop(lead);
+        const key = lead.key;
+        const passFor = lead.settings.passFor;
+        if (outcome === 'pass' && passFor > 0) {
+            if (this.passes.size >= mostPasses) {
+                this.passes.delete(this.passes.keys().next().value as string);
+            }
+
+            this.passes.set(key, Date.now() + passFor);
+        } else if (outcome === 'shared') {
+            this.passes.delete(key);
+        }
+
+        const token = lead.token;
+        const locks = this.locks;
+        if (token !== undefined && locks !== undefined) {
+            const markPass = outcome === 'pass' ? passFor : 0;
+            void this.store.within('unlockFill', () => locks.unlockFill(key, token, markPass), false);
+        }
+    }
+
+    /** A call that went alone for `key` stored an answer the next calls can share: they coalesce again. */
+    unpass(key: string): void {
+        this.passes.delete(key);
+    }
+
+    /** `lead` no longer holds back its waiters. */
+    drop(lead: FillLead): void {
+        if (this.pending.get(lead.key) === lead) {
+            this.pending.delete(lead.key);
+        }
+
+        lead.release();
+    }
+}
+
+function expire(fills: Fills, lead: FillLead): void {
+    fills.drop(lead);
+}
+
+// One set of fills per store, shared by every client on it.
+const fillsOf = new WeakMap<CacheStore, Fills>();
+
+/** The fills of the store `guarded` guards. */
+export function fillsFor(guarded: GuardedStore): Fills {
+    let fills = fillsOf.get(guarded.store);
+    if (fills === undefined) {
+        fills = new Fills(guarded);
+        fillsOf.set(guarded.store, fills);
+    }
+
+    return fills;
+}
+
+/** `done`, or `ms` passing, whichever is first. */
+function within(done: Promise<void>, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        done.then(() => {
+            clearTimeout(timer);
+            resolve();
+        });
+    });
+}
