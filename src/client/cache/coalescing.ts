@@ -1,7 +1,7 @@
 import type { CachedResponse } from '../contract/cache-store.js';
 import type { HopResponse } from '../contract/types.js';
 import type { CacheCall, WireAnswer } from './cache-call.js';
-import type { CoalesceSettings, FetchingHop, FillLead, FillOutcome, Fills } from './fills.js';
+import type { CoalesceSettings, FetchingHop, FillLead, FillOutcome, Fills, FillTurn } from './fills.js';
 import { varyText } from './vary.js';
 
 /**
@@ -61,6 +61,9 @@ export function fillKey(
     return `${key}\n${varyText(values)}`;
 }
 
+/** Told the entry written once a write settled, or undefined when nothing was written. */
+export type StoreEnded = (entry: CachedResponse | undefined) => void;
+
 /** One call's part in coalescing, for the cache layer of that call: at most one fill led at a time. */
 export class CallCoalescing {
     private lead: FillLead | undefined;
@@ -78,10 +81,11 @@ export class CallCoalescing {
     }
 
     /**
-     * Joins the fill of `call`'s request: true when the call waited (it then looks the store up again),
-     * false when it fetches (leading the fill, or alone). A wait is bounded by the call's `timeout` too.
+     * Joins the fill of `call`'s request: `waited` when the call waited for another's fetch (then it is
+     * answered from `shared`, the entry that fetch stored in this process, or looks the store up again),
+     * else it fetches (leading the fill, or alone). A wait is bounded by the call's `timeout` too.
      */
-    async join(call: CacheCall, entries: readonly CachedResponse[]): Promise<boolean> {
+    async join(call: CacheCall, entries: readonly CachedResponse[]): Promise<Pick<FillTurn, 'waited' | 'shared'>> {
         const timeout = call.options.timeout;
         const lockTimeout = this.settings.lockTimeout;
         const bound = typeof timeout === 'number' && timeout > 0 && timeout < lockTimeout ? timeout : lockTimeout;
@@ -94,7 +98,7 @@ export class CallCoalescing {
             call.fetcher = turn.fetcher;
         }
 
-        return turn.waited;
+        return turn;
     }
 
     /** The lead's hop is sent: the one its waiters link to. */
@@ -104,21 +108,21 @@ export class CallCoalescing {
         }
     }
 
-    /** Ends the fill this call leads, if any. */
-    end(outcome: FillOutcome): void {
+    /** Ends the fill this call leads, if any (`entry`: what a `shared` one answers the waiters with). */
+    end(outcome: FillOutcome, entry?: CachedResponse): void {
         const lead = this.lead;
         this.lead = undefined;
-        lead?.end(outcome);
+        lead?.end(outcome, entry);
     }
 
     /**
      * The response the call goes on with, as the cache judged it: how the fill it leads ends. An answer
-     * to store (a response, a 304's update) ends it once the write settled: the callback returned, told
-     * whether anything was written. An answer the waiters could not use without asking the origin again
+     * to store (a response, a 304's update) ends it once the write settled: the callback returned, given
+     * the entry written (undefined: nothing was), which the waiters of this process are answered from. An answer the waiters could not use without asking the origin again
      * (stale as it arrives, `no-cache`) or not stored at all is not shared (hit-for-pass), unless it is a
      * 5xx (a failure, no reason to pass) or the flow asks again (a retry: the fill goes on).
      */
-    answered(answer: WireAnswer, res: HopResponse, retried: () => boolean): ((written: boolean) => void) | undefined {
+    answered(answer: WireAnswer, res: HopResponse, retried: () => boolean): StoreEnded | undefined {
         const lead = this.lead;
         const stores = answer.kind === 'keep' || (answer.kind === 'updated' && answer.stores);
         if (lead === undefined) {
@@ -126,14 +130,15 @@ export class CallCoalescing {
             const passed = this.passed;
             this.passed = undefined;
             return passed !== undefined && stores && answer.reusable
-                ? (written) => written && this.fills.unpass(passed)
+                ? (entry) => entry !== undefined && this.fills.unpass(passed)
                 : undefined;
         }
 
         if (stores) {
             this.lead = undefined;
             const reusable = answer.reusable;
-            return (written) => lead.end(written ? (reusable ? 'shared' : 'pass') : 'failed');
+            return (entry) =>
+                entry === undefined ? lead.end('failed') : lead.end(reusable ? 'shared' : 'pass', entry);
         }
 
         if (answer.kind !== 'pass' || !retried()) {

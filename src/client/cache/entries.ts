@@ -56,7 +56,8 @@ export function entryHead(
 /**
  * Stores `head` with the body of `res` once it has come whole (and within the store's entry limit).
  * The read of `res` (a helper's, or `client.read()`'s) settles once the write has landed or the
- * guarded store gave up on it (README "Cache"); `ended`, when given, is told whether it was written.
+ * guarded store gave up on it (README "Cache"); `ended`, when given, is told then, with the entry
+ * written, or at once with undefined when there is nothing to write.
  */
 export function storeWithBody(
     store: GuardedStore,
@@ -65,7 +66,7 @@ export function storeWithBody(
     directives: CacheDirectives,
     shared: boolean,
     res: HopResponse,
-    ended?: (written: boolean) => void
+    ended?: (entry: CachedResponse | undefined) => void
 ): void {
     copyBody(
         res,
@@ -76,9 +77,9 @@ export function storeWithBody(
             const landing = store.set(key, complete);
             settleReadAfter(res, landing);
             if (ended !== undefined) {
-                landing.then(() => ended(true));
+                landing.then(() => ended(complete));
             }
         },
-        ended === undefined ? undefined : () => ended(false)
+        ended === undefined ? undefined : () => ended(undefined)
     );
 }

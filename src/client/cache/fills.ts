@@ -1,4 +1,10 @@
-import { type CacheStore, type FillLock, type FillLocks, hasFillLocks } from '../contract/cache-store.js';
+import {
+    type CachedResponse,
+    type CacheStore,
+    type FillLock,
+    type FillLocks,
+    hasFillLocks
+} from '../contract/cache-store.js';
 import type { RequestUri } from '../contract/types.js';
 import { type GuardedStore, storeTimeout } from './guarded-store.js';
 
@@ -34,6 +40,8 @@ export interface FillTurn {
     readonly fetcher: RequestUri | undefined;
     /** The request is marked pass (hit-for-pass): the call goes alone, and a reusable answer it stores lifts the mark. */
     readonly passed: boolean;
+    /** What the fetch waited for stored, when it ran in this process: it answers the call without a lookup. */
+    readonly shared: CachedResponse | undefined;
 }
 
 /** What a lead knows of the hop it fetches with. */
@@ -41,7 +49,7 @@ export interface FetchingHop {
     readonly eventUri: RequestUri | undefined;
 }
 
-const passed: FillTurn = { lead: undefined, waited: false, fetcher: undefined, passed: true };
+const passed: FillTurn = { lead: undefined, waited: false, fetcher: undefined, passed: true, shared: undefined };
 
 // Requests marked pass, at most this many per store: the oldest marks go first.
 const mostPasses = 4096;
@@ -53,8 +61,9 @@ export class FillLead {
     /** The store's lock, when this call holds it. */
     token: string | undefined;
     ended = false;
-    readonly done: Promise<void>;
-    release!: () => void;
+    /** Settles as the fill ends: with the entry it shares, or undefined. */
+    readonly done: Promise<CachedResponse | undefined>;
+    release!: (shared: CachedResponse | undefined) => void;
     timer: NodeJS.Timeout | undefined;
 
     constructor(
@@ -67,10 +76,11 @@ export class FillLead {
         });
     }
 
-    end(outcome: FillOutcome): void {
+    /** Ends the fill: `entry` is what a `shared` one stored, for the waiters of this process. */
+    end(outcome: FillOutcome, entry?: CachedResponse): void {
         if (!this.ended) {
             this.ended = true;
-            this.fills.ended(this, outcome);
+            this.fills.ended(this, outcome, outcome === 'shared' ? entry : undefined);
         }
     }
 }
@@ -101,8 +111,9 @@ export class Fills {
         const underway = this.pending.get(key);
         if (underway !== undefined) {
             // The fill's own timer ends it at lockTimeout: a shorter bound needs one of its own.
-            await (waitBound < settings.lockTimeout ? within(underway.done, waitBound) : underway.done);
-            return { lead: undefined, waited: true, fetcher: underway.fetcher?.eventUri, passed: false };
+            const shared = await (waitBound < settings.lockTimeout ? within(underway.done, waitBound) : underway.done);
+            const fetcher = underway.fetcher?.eventUri;
+            return { lead: undefined, waited: true, fetcher, passed: false, shared };
         }
 
         const lead = new FillLead(this, key, settings);
@@ -112,7 +123,7 @@ export class Fills {
         lead.timer.unref();
         const locks = this.locks;
         if (locks === undefined) {
-            return { lead, waited: false, fetcher: undefined, passed: false };
+            return { lead, waited: false, fetcher: undefined, passed: false, shared: undefined };
         }
 
         const lock = await this.store.within<FillLock | undefined>(
@@ -123,7 +134,7 @@ export class Fills {
         if (lock === undefined || lock.acquired) {
             // Without the lock (the store failed), this call still fetches for this process's waiters.
             lead.token = lock?.token;
-            return { lead, waited: false, fetcher: undefined, passed: false };
+            return { lead, waited: false, fetcher: undefined, passed: false, shared: undefined };
         }
 
         if (lock.reason === 'pass') {
@@ -140,16 +151,16 @@ export class Fills {
         );
         if (wait === 'pass') {
             lead.end('failed');
-            return { lead: undefined, waited: true, fetcher: undefined, passed: false };
+            return { lead: undefined, waited: true, fetcher: undefined, passed: false, shared: undefined };
         }
 
-        return { lead, waited: true, fetcher: undefined, passed: false };
+        return { lead, waited: true, fetcher: undefined, passed: false, shared: undefined };
     }
 
     /** The end of `lead`: its waiters look again; the pass mark and the store's lock follow the outcome. */
-    ended(lead: FillLead, outcome: FillOutcome): void {
+    ended(lead: FillLead, outcome: FillOutcome, shared: CachedResponse | undefined): void {
         clearTimeout(lead.timer);
-        this.drop(lead);
+        this.drop(lead, shared);
         const key = lead.key;
         const passFor = lead.settings.passFor;
         if (outcome === 'pass' && passFor > 0) {
@@ -175,18 +186,18 @@ export class Fills {
         this.passes.delete(key);
     }
 
-    /** `lead` no longer holds back its waiters. */
-    drop(lead: FillLead): void {
+    /** `lead` no longer holds back its waiters; `shared` answers them. */
+    drop(lead: FillLead, shared: CachedResponse | undefined): void {
         if (this.pending.get(lead.key) === lead) {
             this.pending.delete(lead.key);
         }
 
-        lead.release();
+        lead.release(shared);
     }
 }
 
 function expire(fills: Fills, lead: FillLead): void {
-    fills.drop(lead);
+    fills.drop(lead, undefined);
 }
 
 // One set of fills per store, shared by every client on it.
@@ -203,13 +214,13 @@ export function fillsFor(guarded: GuardedStore): Fills {
     return fills;
 }
 
-/** `done`, or `ms` passing, whichever is first. */
-function within(done: Promise<void>, ms: number): Promise<void> {
+/** What `done` settles with, or undefined once `ms` have passed, whichever is first. */
+function within<T>(done: Promise<T>, ms: number): Promise<T | undefined> {
     return new Promise((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        done.then(() => {
+        const timer = setTimeout(resolve, ms, undefined);
+        done.then((value) => {
             clearTimeout(timer);
-            resolve();
+            resolve(value);
         });
     });
 }

@@ -146,7 +146,7 @@ export class CacheLayer extends FlowHopOwner {
             }
 
             // What it found is shared with this process's waiters, when this call led them.
-            this.coalescing?.end('shared');
+            this.coalescing?.end('shared', entry);
             const notModified =
                 callerConditional && satisfiesCallerCondition(entry, ifNoneMatch, ifModifiedSince, parseHttpDate);
             answerStored(this.flow, this.pipeline, call, entry, judgement, notModified, now);
@@ -181,9 +181,11 @@ export class CacheLayer extends FlowHopOwner {
 
         const lookup = this.lookups;
         const wanted = () => lookup === this.lookups && !this.flow.settled;
-        coalescing.join(call, entries).then(async (waited) => {
-            // A call that waited looks again: what the fetch stored answers it, or it goes on its own.
-            const found = waited && wanted() ? await this.store.get(call.key) : undefined;
+        coalescing.join(call, entries).then(async ({ waited, shared }) => {
+            // A call that waited is answered by what the fetch stored (looked up again when it was another
+            // instance's), or goes on its own.
+            const again = waited && wanted() && shared === undefined ? await this.store.get(call.key) : undefined;
+            const found = shared === undefined ? again : [shared];
             if (!wanted()) {
                 coalescing.end('failed');
             } else {
@@ -277,7 +279,7 @@ export class CacheLayer extends FlowHopOwner {
                 if (answer.stores) {
                     // The update lands before the caller has the response it made (docs/cache.md, "The `cache` option").
                     this.store.set(call.key, answer.entry).then(() => {
-                        written?.(true);
+                        written?.(answer.entry);
                         if (!this.flow.settled) {
                             this.guard(() => this.answerAfter(hop, call, answer.entry, answer.cacheStatus));
                         }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep, setImmediate as turn } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.js';
@@ -7,84 +7,32 @@ import type { RequestUri, ResponseDetails } from '../../../src/client/contract/t
 import { client as plainClient } from '../../../src/client/index.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { isHttpError } from '../../../src/errors/index.js';
-import { startHttp, type TestServer } from '../helpers.js';
+import {
+    type Answer,
+    fresh,
+    type GatedOrigin,
+    type GatedPath,
+    received,
+    startGatedOrigin,
+    uncacheable
+} from './gated-origin.js';
 
 /**
  * docs/cache.md "Request coalescing", in one process: concurrent calls for the same cacheable request
- * wait for one origin fetch and are answered from what it stored. Each path's origin holds its answers
- * until the test opens its gate, once every call has looked the store up (and so joined the fill): what
- * the origin sees is what coalescing let through.
+ * wait for one origin fetch and are answered from what it stored. Each path of the origin holds its
+ * answers until the test opens its gate (gated-origin.ts), once every call has looked the store up (and
+ * so joined the fill): what the origin sees is what coalescing let through.
  */
 
-interface Path {
-    url: string;
-    /** The requests that reached the origin, as they arrived. */
-    requests: IncomingMessage[];
-    /** The most requests the origin held at once. */
-    mostAtOnce: number;
-    /** Lets the held responses go, and every later one at once. */
-    open(): void;
-    /** Holds the next responses again, until `open()`. */
-    close(): void;
-}
-
-type Answer = (req: IncomingMessage, res: ServerResponse, index: number) => void;
-interface Route {
-    path: Path;
-    answer: Answer;
-    gate: Promise<void>;
-    held: number;
-}
-
-const routes = new Map<string, Route>();
-let server: TestServer;
+let origin: GatedOrigin;
 beforeAll(async () => {
-    server = await startHttp((req, res) => {
-        const route = routes.get(new URL(req.url!, 'http://x').pathname)!;
-        const index = route.path.requests.push(req) - 1;
-        route.held++;
-        route.path.mostAtOnce = Math.max(route.path.mostAtOnce, route.held);
-        req.resume();
-        route.gate.then(() => {
-            route.held--;
-            route.answer(req, res, index);
-        });
-    });
+    origin = await startGatedOrigin();
 });
-afterAll(() => server.close());
+afterAll(() => origin.close());
 
-let count = 0;
-/** A path answered by `answer` once its gate opens (`open`: open from the start). */
-function serve(answer: Answer, open = false): Path {
-    const name = `/c${++count}`;
-    let release = () => {};
-    const route: Route = { path: undefined as never, answer, gate: Promise.resolve(), held: 0 };
-    const close = () => {
-        route.gate = new Promise<void>((resolve) => {
-            release = resolve;
-        });
-    };
-    route.path = { url: server.url + name, requests: [], mostAtOnce: 0, open: () => release(), close };
-    close();
-    routes.set(name, route);
-    if (open) {
-        release();
-    }
-
-    return route.path;
+function serve(answer: Answer, open = false): GatedPath {
+    return origin.serve(answer, open);
 }
-
-function fresh(body = 'shared body'): Answer {
-    return (_req, res) => {
-        res.writeHead(200, { 'cache-control': 'max-age=60' });
-        res.end(body);
-    };
-}
-
-const uncacheable: Answer = (_req, res, index) => {
-    res.writeHead(200, { 'cache-control': 'no-store' });
-    res.end(`answer ${index}`);
-};
 
 /** A MemoryCacheStore that counts its lookups. */
 function countingStore(): CacheStore & { lookups: number } {
@@ -110,13 +58,6 @@ async function lookedUp(store: { lookups: number }, n: number): Promise<void> {
     await turn();
 }
 
-/** Waits until `path` has received `n` requests. */
-async function received(path: Path, n: number): Promise<void> {
-    while (path.requests.length < n) {
-        await sleep(2);
-    }
-}
-
 function cacheStatuses(answers: { res: IncomingMessage }[]): string[] {
     return answers.map(({ res }) => String(res.headers['cache-status']));
 }
@@ -136,6 +77,8 @@ describe('Request coalescing: one process', () => {
             expect(String(payload)).toBe('shared body');
         }
 
+        // The waiters are answered with what the fetch stored, without looking the store up again.
+        expect(store.lookups).toBe(100);
         const statuses = cacheStatuses(answers);
         expect(statuses[0]).toMatch(/^tracewire; fwd=miss; fwd-status=200; stored; ttl=(60|59)$/);
         for (const status of statuses.slice(1)) {
@@ -159,6 +102,23 @@ describe('Request coalescing: one process', () => {
         expect(path.requests).toHaveLength(1);
         expect(answers.map(({ payload }) => String(payload))).toStrictEqual(Array(3).fill('shared body'));
         expect(cacheStatuses(answers).filter((status) => status.includes('; collapsed;'))).toHaveLength(2);
+    });
+
+    it('a store that fails takes nothing from coalescing in the process: the waiters are answered from the fetch', async () => {
+        const store: CacheStore = {
+            get: () => Promise.reject(new Error('down')),
+            set: () => Promise.reject(new Error('down')),
+            delete: () => Promise.reject(new Error('down'))
+        };
+        const client = new Client().defaults({ cache: { store } });
+        const path = serve(fresh());
+        const calls = Array.from({ length: 10 }, () => client.get(path.url));
+        await received(path, 1);
+        await sleep(20);
+        path.open();
+        const answers = await Promise.all(calls);
+        expect(path.requests).toHaveLength(1);
+        expect(answers.map(({ payload }) => String(payload))).toStrictEqual(Array(10).fill('shared body'));
     });
 
     it('coalesce: false sends every call to the origin', async () => {
