@@ -1,60 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { type AppClient, clientKinds, eventually } from './redis-clients.js';
+import { closeAll, type Instance, startFleet } from './redis-fleet.js';
 
 /**
  * Several processes sharing one Redis server through RedisCacheStore, as the instances of a service
  * (docs/cache.md "Running as a fleet"): each a process of its own with its own client package
- * (ioredis 6, ioredis 5, iovalkey), driven over IPC (redis-fleet-member.mjs).
+ * (ioredis 6, ioredis 5, iovalkey), driven over IPC (redis-fleet.ts).
  */
-
-const repo = fileURLToPath(new URL('../../..', import.meta.url));
-const member = fileURLToPath(new URL('redis-fleet-member.mjs', import.meta.url));
-
-interface Answer {
-    status?: number;
-    cacheStatus?: string;
-    revalidated?: string;
-    body?: string;
-    error?: string;
-}
-
-class Instance {
-    private calls = 0;
-    private readonly pending = new Map<number, (answer: Answer) => void>();
-    stderr = '';
-
-    constructor(readonly process: ChildProcess) {
-        process.stderr?.on('data', (chunk: Buffer) => {
-            this.stderr += chunk.toString();
-        });
-        process.on('message', (message: Answer & { id?: number }) => {
-            if (message.id !== undefined) {
-                this.pending.get(message.id)?.(message);
-                this.pending.delete(message.id);
-            }
-        });
-    }
-
-    /** A call in the instance: through a helper (`get()`...), or `request()` then `read()`. */
-    call(
-        method: string,
-        url: string,
-        headers: Record<string, string> = {},
-        via: 'helper' | 'read' = 'read'
-    ): Promise<Answer> {
-        const id = ++this.calls;
-        return new Promise((resolve) => {
-            this.pending.set(id, resolve);
-            this.process.send({ id, method, url, headers, via });
-        });
-    }
-}
 
 let redis: RedisServer;
 let origin: Server;
@@ -90,42 +45,10 @@ afterAll(async () => {
     await redis?.stop();
 });
 
-let fleets = 0;
-
 /** Three instances on one server under one prefix, one per client package; `timeout`: their stores'. */
 async function fleet(tier: boolean, timeout?: number): Promise<Instance[]> {
-    const prefix = `fleet${++fleets}:`;
-    const instances = ['ioredis', 'ioredis5', 'iovalkey'].map((clientPackage) => {
-        const args = [member, String(redis.port), prefix, tier ? 'tier' : 'no-tier', clientPackage];
-        const child = spawn(process.execPath, timeout === undefined ? args : [...args, String(timeout)], {
-            cwd: repo,
-            stdio: ['ignore', 'ignore', 'pipe', 'ipc']
-        });
-        return new Instance(child);
-    });
-    await Promise.all(
-        instances.map(
-            (instance) =>
-                new Promise<void>((resolve, reject) => {
-                    instance.process.once('message', () => resolve());
-                    instance.process.once('exit', () => reject(new Error(`an instance exited: ${instance.stderr}`)));
-                })
-        )
-    );
-    return instances;
-}
-
-/** Closes the instances' stores and clients: each must then exit by itself, nothing left running. */
-async function closeAll(instances: Instance[]): Promise<void> {
-    await Promise.all(
-        instances.map(async (instance) => {
-            const exited = once(instance.process, 'exit');
-            instance.process.send({ close: true });
-            const [code] = (await exited) as [number];
-            expect(code).toBe(0);
-            expect(instance.stderr).toBe('');
-        })
-    );
+    const packages = ['ioredis', 'ioredis5', 'iovalkey'];
+    return (await startFleet(redis.port, packages, tier, { timeout })).instances;
 }
 
 const onlyIfCached = { 'cache-control': 'only-if-cached' };
