@@ -1,17 +1,22 @@
 // The fleet's cache (docs/cache.md "Running as a fleet"): a fresh hit through RedisCacheStore, without
 // and with its local tier, next to a MemoryCacheStore hit and an uncached call, all against the client
 // section's origin server (GET /small uncached, /cached fresh for an hour); then how long another
-// instance's change takes to reach a local tier, and what a call costs while the server is stopped.
+// instance's change takes to reach a local tier, and what a call costs while the server is stopped; then
+// what a stampede of 1,000 concurrent calls for one URL nobody has stored costs the origin, with and
+// without request coalescing (docs/cache.md "Request coalescing"): in one process on a MemoryCacheStore
+// and on a RedisCacheStore, and over four processes sharing the server (children/fleet-member.js).
 // Redis is a redis-server of its own (Debian's `redis-server`), on loopback, reached through ioredis.
 import { spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { client, MemoryCacheStore, RedisCacheStore } from 'tracewire';
+import { CLIENT_CHANNELS } from 'tracewire/client';
 import { runCalls } from '../lib/calls.js';
-import { startChild, stopChild } from '../lib/processes.js';
+import { ask, startChild, stopChild } from '../lib/processes.js';
 import { formatNumber, formatRatio, markdownTable, median, pairedRatio, rotate } from '../lib/stats.js';
 
 const calls = { count: 5000, concurrency: 10 };
@@ -116,6 +121,114 @@ async function stalledCalls(redis, store) {
     }
 }
 
+const stampedeSize = 1000;
+const fleetSize = 4;
+let stampedes = 0;
+
+/** What the origin got for the stampede on `path`. */
+async function originRequests(base, path) {
+    const res = await client.get(`${base}/stampede-count/${path}`);
+    return Number(String(res.payload));
+}
+
+/**
+ * One stampede of `stampedeSize` calls made by `run(url)`: the origin requests it cost, ms until every call
+ * settled, and the store calls that failed meanwhile (past their bound on the loaded machine, mostly).
+ */
+async function stampede(base, run) {
+    const path = `${++stampedes}`;
+    const started = Date.now();
+    const { settledAt, failures } = await run(`${base}/stampede/${path}`);
+    return { requests: await originRequests(base, path), ms: settledAt - started, failures };
+}
+
+/** The stampede rows, `rounds` stampedes each, interleaved. */
+async function stampedeRows(base, redisPort, rounds, log) {
+    const inProcess = (store, coalesce) => {
+        const cached = client.defaults({ cache: { store, coalesce } });
+        return async (url) => {
+            let failures = 0;
+            const count = () => failures++;
+            subscribe(CLIENT_CHANNELS.cacheStoreError, count);
+            try {
+                await Promise.all(Array.from({ length: stampedeSize }, () => cached.get(url)));
+            } finally {
+                unsubscribe(CLIENT_CHANNELS.cacheStoreError, count);
+            }
+
+            return { settledAt: Date.now(), failures };
+        };
+    };
+    const redisClient = await connect(redisPort);
+    const redisStore = new RedisCacheStore({ client: redisClient });
+    const members = [];
+    try {
+        for (const coalesce of ['on', 'off']) {
+            for (let i = 0; i < fleetSize; i++) {
+                members.push({
+                    coalesce,
+                    member: await startChild('../children/fleet-member.js', [
+                        String(redisPort),
+                        `stampede-${coalesce}:`,
+                        coalesce
+                    ])
+                });
+            }
+        }
+
+        const overFleet = (coalesce) => async (url) => {
+            const mine = members.filter((member) => member.coalesce === coalesce);
+            const count = stampedeSize / fleetSize;
+            const settled = await Promise.all(
+                mine.map(({ member }) => ask(member.child, { type: 'stampede', url, count }))
+            );
+            const failures = settled.reduce((sum, answer) => sum + answer.failures, 0);
+            return { settledAt: Math.max(...settled.map((answer) => answer.settledAt)), failures };
+        };
+        const rows = [
+            ['MemoryCacheStore, one process, coalescing off', inProcess(new MemoryCacheStore(), false)],
+            ['MemoryCacheStore, one process, coalescing on', inProcess(new MemoryCacheStore(), true)],
+            ['RedisCacheStore, one process, coalescing off', inProcess(redisStore, false)],
+            ['RedisCacheStore, one process, coalescing on', inProcess(redisStore, true)],
+            [`RedisCacheStore, ${fleetSize} processes, coalescing off`, overFleet('off')],
+            [`RedisCacheStore, ${fleetSize} processes, coalescing on`, overFleet('on')]
+        ];
+        const samples = Object.fromEntries(rows.map(([name]) => [name, { requests: [], ms: [], failures: [] }]));
+        for (let round = 0; round < rounds; round++) {
+            for (const [name, run] of rotate(rows, round)) {
+                const { requests, ms, failures } = await stampede(base, run);
+                samples[name].requests.push(requests);
+                samples[name].ms.push(ms);
+                samples[name].failures.push(failures);
+            }
+
+            log(`  stampede round ${round + 1} done`);
+        }
+
+        return markdownTable(
+            [
+                `a stampede of ${stampedeSize} concurrent GETs of one URL (origin: 100 ms)`,
+                'origin requests (median, max)',
+                'ms until all settled (median)',
+                'store calls failed (median, max)'
+            ],
+            rows.map(([name]) => [
+                name,
+                `${median(samples[name].requests)}, ${Math.max(...samples[name].requests)}`,
+                formatNumber(median(samples[name].ms)),
+                `${median(samples[name].failures)}, ${Math.max(...samples[name].failures)}`
+            ])
+        );
+    } finally {
+        for (const { member } of members) {
+            await stopChild(member);
+        }
+
+        redisStore.close();
+        redisClient.disconnect();
+    }
+}
+
 export async function runCacheRedisSection({ quick, log }) {
     const origin = await startChild('../servers/origin.js');
     const redis = await startRedis();
@@ -186,7 +299,8 @@ export async function runCacheRedisSection({ quick, log }) {
                 ['the lookups after it, until the server answers (median)', `${stalled.rest.toFixed(3)} ms`]
             ]
         );
-        return { markdown: `${table}\n\n${figures}`, failures: 0 };
+        const stampedeTable = await stampedeRows(base, redis.port, quick ? 2 : 5, log);
+        return { markdown: `${table}\n\n${figures}\n\n${stampedeTable}`, failures: 0 };
     } finally {
         for (const store of [shared, tiered, writer]) {
             store.close();

@@ -4,6 +4,8 @@
 //   POST /json           reads the body, replies with a JSON document of about 1 KiB
 //   GET  /stream?bytes=N streams N bytes (with backpressure) for the memory benchmark
 //   GET  /cached         100 B, fresh for an hour; /revalidated: 100 B, stale at once, 304 to If-None-Match
+//   GET  /stampede/<id>  100 B after 100 ms (an origin at work), fresh for a minute; GET /stampede-count/<id>:
+//                        how many requests /stampede/<id> got
 import http from 'node:http';
 
 const small = Buffer.alloc(100, 'a');
@@ -41,6 +43,9 @@ function stream(res, bytes) {
     write();
 }
 
+// The requests each stampede path got.
+const stampedes = new Map();
+
 const server = http.createServer((req, res) => {
     if (req.method === 'POST' && req.url === '/json') {
         return replyJson(req, res);
@@ -67,6 +72,22 @@ const server = http.createServer((req, res) => {
             'cache-control': fresh ? 'max-age=3600' : 'max-age=0'
         });
         return res.end(small);
+    }
+
+    // The stampede rows of the cache-redis section: what reaches the origin is what the cache let through.
+    if (req.url.startsWith('/stampede/')) {
+        stampedes.set(req.url, (stampedes.get(req.url) ?? 0) + 1);
+        setTimeout(() => {
+            res.writeHead(200, { 'content-length': small.length, 'cache-control': 'max-age=60' });
+            res.end(small);
+        }, 100);
+        return;
+    }
+
+    if (req.url.startsWith('/stampede-count/')) {
+        const body = String(stampedes.get(`/stampede/${req.url.slice('/stampede-count/'.length)}`) ?? 0);
+        res.writeHead(200, { 'content-length': body.length });
+        return res.end(body);
     }
 
     if (req.url.startsWith('/stream?bytes=')) {
