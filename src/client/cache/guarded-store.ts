@@ -72,7 +72,7 @@ export class GuardedStore {
         } else {
             // A longer wait (for a fill) is rare enough for a timer of its own, cleared once answered.
             elapsed = new Promise<void>((resolve) => {
-                timer = setTimeout(resolve, timeout);
+                timer = setTimeout(afterPoll, timeout, resolve);
                 timer.unref();
             });
         }
@@ -110,10 +110,19 @@ function sharedDeadline(): Promise<void> {
     if (window === undefined || now - window.opened > storeTimeout / 2) {
         const elapsed = new Promise<void>((resolve) => {
             // A slow store must not keep the process alive once nothing else does.
-            setTimeout(resolve, storeTimeout).unref();
+            setTimeout(afterPoll, storeTimeout, resolve).unref();
         });
         window = { opened: now, elapsed };
     }
 
     return window.elapsed;
+}
+
+/**
+ * Ends a bound after the sockets were read once more: after a loop turn blocked past the bound, timers
+ * run before the answers waiting in the sockets are read, and a store that answered in time would be
+ * taken for one that did not (RedisCacheStore's calls wait the same way: redis-calls.ts).
+ */
+function afterPoll(resolve: () => void): void {
+    setImmediate(resolve);
 }

@@ -1,5 +1,9 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { once } from 'node:events';
+import { type AddressInfo, connect, createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.js';
 import type { RedisStoreFailure } from '../../../src/client/cache/stores/redis-calls.js';
 import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
 import type { CacheStore } from '../../../src/client/contract/cache-store.js';
@@ -80,6 +84,50 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
                 expect(isHttpError(failure.error, 500)).toBe(true);
                 expect(failure.error.message).toMatch(message);
             }
+        }
+    });
+
+    it('a store answer waiting in a socket as a blocked loop turn ends is in time, not taken for a timeout', async () => {
+        // A store whose every answer comes back through a loopback socket, as a networked store's does.
+        const echo = createServer((socket) => socket.pipe(socket));
+        await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+        const socket = connect((echo.address() as AddressInfo).port, '127.0.0.1');
+        await once(socket, 'connect');
+        const inner = new MemoryCacheStore();
+        const answers: (() => void)[] = [];
+        socket.on('data', (data: Buffer) => {
+            for (let i = 0; i < data.length; i++) {
+                answers.shift()?.();
+            }
+        });
+        const overSocket = <T>(value: () => Promise<T>) =>
+            new Promise<T>((resolve) => {
+                answers.push(() => resolve(value()));
+                socket.write('.');
+            });
+        const store: CacheStore = {
+            get: (key) => overSocket(() => inner.get(key)),
+            set: (key, entry) => overSocket(() => inner.set(key, entry)),
+            delete: (key) => overSocket(() => inner.delete(key))
+        };
+        try {
+            const client = new Client().defaults({ cache: { store } });
+            const target = url();
+            await client.get(target);
+            subscribe(CLIENT_CHANNELS.cacheStoreError, listener);
+            // A fresh window of the cache's shared bound (250 ms), then a call, then a loop turn blocked past it.
+            await sleep(300);
+            const hit = client.get(target);
+            const blockedUntil = Date.now() + 400;
+            while (Date.now() < blockedUntil) {
+                // The echo arrives meanwhile, and waits in the socket.
+            }
+
+            expect((await hit).res.headers['cache-status']).toMatch(/^tracewire; hit/);
+            expect(published).toStrictEqual([]);
+        } finally {
+            socket.destroy();
+            echo.close();
         }
     });
 
