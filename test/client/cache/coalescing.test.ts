@@ -384,6 +384,30 @@ describe('Request coalescing: one process', () => {
         expect(answers.map(({ payload }) => String(payload))).toStrictEqual(['shared body', 'shared body']);
     });
 
+    it('a waiter aborted, or past its deadline, while it waits rejects at once; the fill goes on for the others', async () => {
+        const store = countingStore();
+        const client = new Client().defaults({ cache: { store } });
+        const path = serve(fresh());
+        const lead = client.get(path.url);
+        await received(path, 1);
+        const controller = new AbortController();
+        const aborted = client.get(path.url, { signal: controller.signal }).catch((err: unknown) => err);
+        const late = client.get(path.url, { deadline: 50 }).catch((err: unknown) => err);
+        const patient = client.get(path.url);
+        await lookedUp(store, 4);
+        controller.abort();
+        const abortError = await aborted;
+        expect(isHttpError(abortError)).toBe(true);
+        expect((abortError as Error).message).toMatch(/aborted/);
+        const deadlineError = await late;
+        expect(isHttpError(deadlineError)).toBe(true);
+        expect((deadlineError as Error).message).toMatch(/deadline/i);
+        path.open();
+        expect(String((await patient).payload)).toBe('shared body');
+        await lead;
+        expect(path.requests).toHaveLength(1);
+    });
+
     it('rejects a bad coalesce setting, naming it', async () => {
         const bad: unknown[] = [
             'yes',
