@@ -2,7 +2,7 @@ import type { CachedResponse } from '../contract/cache-store.js';
 import type { HopResponse } from '../contract/types.js';
 import type { CacheCall, WireAnswer } from './cache-call.js';
 import type { CoalesceSettings, FetchingHop, FillLead, FillOutcome, Fills, FillTurn } from './fills.js';
-import { varyText } from './vary.js';
+import { varyText, varyValues } from './vary.js';
 
 /**
  * Request coalescing as one call takes part in it (docs/cache.md "Request coalescing"): which calls
@@ -48,17 +48,9 @@ export function fillKey(
         }
     }
 
-    if (names.size === 0) {
-        return key;
-    }
-
-    const values: Record<string, string | undefined> = {};
-    for (const name of names) {
-        const value = headers[name];
-        values[name] = value === undefined ? undefined : Array.isArray(value) ? value.join(',') : String(value);
-    }
-
-    return `${key}\n${varyText(values)}`;
+    // The values as a stored variant keeps them, so the calls one variant answers coalesce.
+    const values = varyValues([...names], headers);
+    return values === undefined ? key : `${key}\n${varyText(values)}`;
 }
 
 /** Told the entry written once a write settled, or undefined when nothing was written. */
@@ -118,9 +110,10 @@ export class CallCoalescing {
     /**
      * The response the call goes on with, as the cache judged it: how the fill it leads ends. An answer
      * to store (a response, a 304's update) ends it once the write settled: the callback returned, given
-     * the entry written (undefined: nothing was), which the waiters of this process are answered from. An answer the waiters could not use without asking the origin again
-     * (stale as it arrives, `no-cache`) or not stored at all is not shared (hit-for-pass), unless it is a
-     * 5xx (a failure, no reason to pass) or the flow asks again (a retry: the fill goes on).
+     * the entry written (undefined: nothing was), which the waiters of this process are answered from.
+     * An answer the waiters could not use without asking the origin again (stale as it arrives,
+     * `no-cache`) or not stored at all is not shared (hit-for-pass), unless it is a 5xx (a failure, no
+     * reason to pass) or the flow asks again (a retry: the fill goes on).
      */
     answered(answer: WireAnswer, res: HopResponse, retried: () => boolean): StoreEnded | undefined {
         const lead = this.lead;
