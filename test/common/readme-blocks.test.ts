@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /*
  * Every `ts` block of the README type-checks as a user would paste it: into a TypeScript project of
  * their own (an ES module package, `module: nodenext`, `strict`, `skipLibCheck: false`, README
- * "TypeScript") that has tracewire installed, with @hapi/hapi, @opentelemetry/api and @types/node
- * beside it. The project is a scratch directory whose `node_modules` links `tracewire` to this
+ * "TypeScript") that has tracewire installed, with @hapi/hapi, @opentelemetry/api, @types/node and
+ * ioredis (the application's Redis client of the "Cache stores" block) beside it. The project is a scratch directory whose `node_modules` links `tracewire` to this
  * repository, so `tracewire`, `tracewire/static`... resolve through the package's `exports` to the
  * built declarations (`npm test` builds first), and links the others to this repository's copies
  * (hapi's declarations find `joi` from there, as a hapi user's project with `skipLibCheck: false` has
@@ -159,7 +159,8 @@ describe('the README as a user pastes it', () => {
             tracewire: repo,
             '@hapi/hapi': join(modules, '@hapi', 'hapi'),
             '@opentelemetry/api': join(modules, '@opentelemetry', 'api'),
-            '@types/node': join(modules, '@types', 'node')
+            '@types/node': join(modules, '@types', 'node'),
+            ioredis: join(modules, 'ioredis')
         });
     }, 120_000);
 
