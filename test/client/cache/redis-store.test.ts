@@ -242,7 +242,9 @@ describe('RedisCacheStore', () => {
     });
 
     describe('bounds', () => {
-        it('the server bounds the total: a server at its maxmemory (volatile-lru) evicts the least recently used, every store resolves', async () => {
+        // Redis's LRU is approximate, by samples and a clock of one second: which of the entries stored in
+        // the same second go is its choice; what is certain is the bound, and the entry stored last.
+        it('the server bounds the total: a server at its maxmemory (volatile-lru) evicts to stay within it, every store resolves', async () => {
             const small = await startRedis({ args: ['--maxmemory', '4mb', '--maxmemory-policy', 'volatile-lru'] });
             try {
                 const client = await clientKinds[0]!.connect(small.port);
@@ -256,7 +258,14 @@ describe('RedisCacheStore', () => {
                 const used = Number(/used_memory:(\d+)/.exec(info)![1]);
                 expect(used).toBeLessThanOrEqual(4 * MiB + 200_000);
                 expect(await store.get('https://example.test/199')).toHaveLength(1);
-                expect(await store.get('https://example.test/0')).toStrictEqual([]);
+                let kept = 0;
+                for (let i = 0; i < 200; i++) {
+                    kept += (await store.get(`https://example.test/${i}`)).length;
+                }
+
+                // No more than the bound holds.
+                expect(kept).toBeGreaterThan(0);
+                expect(kept).toBeLessThanOrEqual(Math.floor((4 * MiB + 200_000) / body.length));
                 client.disconnect();
             } finally {
                 await small.stop();
