@@ -12,6 +12,7 @@ describe('the errors namespace of the root package', () => {
     it('is the errors named export of the root entry', () => {
         expect(Object.keys(root).sort()).toStrictEqual([
             'MemoryCacheStore',
+            'RedisCacheStore',
             'SqliteCacheStore',
             'client',
             'errors',
@@ -42,7 +43,7 @@ describe('the errors namespace of the root package', () => {
             }
         }, 120_000);
 
-        it('loads and exports exactly MemoryCacheStore, SqliteCacheStore, client, errors, problemDetails, staticFiles', async () => {
+        it('loads and exports exactly MemoryCacheStore, RedisCacheStore, SqliteCacheStore, client, errors, problemDetails, staticFiles', async () => {
             const script = `
                 const tracewire = require('tracewire');
                 const { errors } = tracewire;
@@ -54,7 +55,15 @@ describe('the errors namespace of the root package', () => {
                 }));`;
             const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: repo });
             expect(JSON.parse(stdout)).toStrictEqual({
-                keys: ['MemoryCacheStore', 'SqliteCacheStore', 'client', 'errors', 'problemDetails', 'staticFiles'],
+                keys: [
+                    'MemoryCacheStore',
+                    'RedisCacheStore',
+                    'SqliteCacheStore',
+                    'client',
+                    'errors',
+                    'problemDetails',
+                    'staticFiles'
+                ],
                 status: 404,
                 isHttpError: true
             });
