@@ -9,7 +9,8 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * What importing the package costs a process that uses only the client: the proxy packages, the
  * static plugin's handlers, eventemitter3 and the cache layer load when first used
- * (src/client/wire/proxy-packages.ts, src/static/plugin.ts, src/client/pipeline/emitter.ts, src/client/cache/load-layer.ts),
+ * (src/client/wire/proxy-packages.ts, src/static/plugin.ts, src/client/pipeline/emitter.ts, src/client/cache/load-layer.ts,
+ * src/client/wire/load-http2.ts),
  * not with the package, and Node's built-ins are taken without their ES namespaces
  * (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
  * which records every module it loads through a module hook (`module.registerHooks`, Node 22.15+:
@@ -18,7 +19,7 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function')(
     'modules loaded on first use',
     () => {
-        it('loads each part with its first use: the proxy packages, the cache layer, eventemitter3, the static handlers', async () => {
+        it('loads each part with its first use: the proxy packages, the cache layer, the HTTP/2 transport, eventemitter3, the static handlers', async () => {
             const script = `
                 import { registerHooks } from 'node:module';
                 const http = process.getBuiltinModule('node:http');
@@ -61,6 +62,15 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 seen.proxied = { payload: proxied.payload.toString(), proxy: proxyModules() > 0 };
                 server.close();
 
+                // The HTTP/2 transport loads with the first call that has the http2 option (an h2c one here).
+                const http2Modules = () => loaded.filter((url) => url.includes('/dist/src/client/wire/http2/') && !url.endsWith('/request.js')).length;
+                const before = http2Modules();
+                const h2Server = process.getBuiltinModule('node:http2').createServer((req, res) => res.end('h2'));
+                await new Promise((resolve) => h2Server.listen(0, '127.0.0.1', resolve));
+                const h2 = await client.get('http://127.0.0.1:' + h2Server.address().port + '/', { http2: { h2c: true, idleTimeout: 1 } });
+                seen.http2 = { before, after: http2Modules() > 0, payload: h2.payload.toString(), version: h2.res.httpVersion };
+                h2Server.close();
+
                 const Hapi = await import('@hapi/hapi');
                 const hapi = Hapi.server();
                 await hapi.register(staticFiles);
@@ -78,6 +88,7 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 events: { emitter: true },
                 undici: false,
                 proxied: { payload: 'proxied', proxy: true },
+                http2: { before: 0, after: true, payload: 'h2', version: '2.0' },
                 registered: { static: true, handlers: ['directory', 'file'] }
             });
         }, 30_000);

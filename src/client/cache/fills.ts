@@ -6,7 +6,7 @@ import {
     hasFillLocks
 } from '../contract/cache-store.js';
 import type { RequestUri } from '../contract/types.js';
-import { type GuardedStore, storeTimeout } from './guarded-store.js';
+import type { GuardedStore } from './guarded-store.js';
 
 /**
  * The fills under way for one store (docs/cache.md "Request coalescing"): of the calls that would fetch
@@ -147,7 +147,7 @@ export class Fills {
             'awaitFill',
             () => locks.awaitFill(key, waitBound),
             'timeout' as const,
-            waitBound + storeTimeout
+            waitBound + this.store.timeout
         );
         if (wait === 'pass') {
             lead.end('failed');

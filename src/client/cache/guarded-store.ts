@@ -3,7 +3,8 @@ import type { CachedResponse, CacheStore } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
 import { type CacheStoreErrorMessage, publishCacheStoreError } from '../pipeline/channels.js';
 
-// How long a request waits for its store: past this the network answers (README "Cache").
+// How long a request waits for its store by default: past this the network answers (README "Cache";
+// the `storeTimeout` of the cache option changes it).
 export const storeTimeout = 250;
 
 // The body size the cache copies when the store does not say how much it keeps.
@@ -19,7 +20,11 @@ export class GuardedStore {
     /** The largest body worth copying for this store. */
     readonly entryLimit: number;
 
-    constructor(readonly store: CacheStore) {
+    constructor(
+        readonly store: CacheStore,
+        /** The bound on each call, in ms. */
+        readonly timeout: number = storeTimeout
+    ) {
         const limit = store.maxEntrySize;
         this.entryLimit = typeof limit === 'number' && limit >= 0 ? limit : defaultEntryLimit;
     }
@@ -38,7 +43,7 @@ export class GuardedStore {
     }
 
     /** `call` of the store within the bound (`timeout` ms), else `fallback`; a failure is published. */
-    within<T>(operation: string, call: () => Promise<T>, fallback: T, timeout = storeTimeout): Promise<T> {
+    within<T>(operation: string, call: () => Promise<T>, fallback: T, timeout = this.timeout): Promise<T> {
         let pending: Promise<T>;
         try {
             pending = Promise.resolve(call());
@@ -67,8 +72,8 @@ export class GuardedStore {
             }
         );
         let elapsed: Promise<void>;
-        if (timeout === storeTimeout) {
-            elapsed = sharedDeadline();
+        if (timeout === this.timeout) {
+            elapsed = sharedDeadline(timeout);
         } else {
             // A longer wait (for a fill) is rare enough for a timer of its own, cleared once answered.
             elapsed = new Promise<void>((resolve) => {
@@ -101,18 +106,21 @@ export class GuardedStore {
     }
 }
 
-// One timer for all the store calls that start within half a timeout of each other, rather than one
-// per call (a timer per hit was a tenth of a hit's cost): each call gets between half and a whole timeout.
-let window: { opened: number; elapsed: Promise<void> } | undefined;
+// One timer for all the store calls with one bound that start within half of it of each other, rather
+// than one per call (a timer per hit was a tenth of a hit's cost): each call gets between half and a
+// whole bound. A window per bound: the default's, and those a cache option set.
+const windows = new Map<number, { opened: number; elapsed: Promise<void> }>();
 
-function sharedDeadline(): Promise<void> {
+function sharedDeadline(timeout: number): Promise<void> {
     const now = Date.now();
-    if (window === undefined || now - window.opened > storeTimeout / 2) {
+    let window = windows.get(timeout);
+    if (window === undefined || now - window.opened > timeout / 2) {
         const elapsed = new Promise<void>((resolve) => {
             // A slow store must not keep the process alive once nothing else does.
-            setTimeout(afterPoll, storeTimeout, resolve).unref();
+            setTimeout(afterPoll, timeout, resolve).unref();
         });
         window = { opened: now, elapsed };
+        windows.set(timeout, window);
     }
 
     return window.elapsed;

@@ -342,7 +342,7 @@ const guardedStores = new WeakMap<CacheSettings, GuardedStore>();
 function guardedStoreOf(settings: CacheSettings): GuardedStore {
     let store = guardedStores.get(settings);
     if (store === undefined) {
-        store = new GuardedStore(settings.store);
+        store = new GuardedStore(settings.store, settings.storeTimeout);
         guardedStores.set(settings, store);
     }
 

@@ -1,6 +1,7 @@
 import type { CacheStore } from '../contract/cache-store.js';
 import type { CacheOptions } from '../contract/types.js';
 import type { CoalesceSettings } from './fills.js';
+import { storeTimeout } from './guarded-store.js';
 import { MemoryCacheStore } from './stores/memory-store.js';
 
 /** The cache a request runs with, resolved from the option. */
@@ -10,6 +11,8 @@ export interface CacheSettings {
     readonly methods: ReadonlySet<string>;
     /** Request coalescing's settings; undefined when it is off. */
     readonly coalesce: CoalesceSettings | undefined;
+    /** The cache's bound on a store call, in ms. */
+    readonly storeTimeout: number;
 }
 
 const defaultMethods: ReadonlySet<string> = new Set(['GET', 'HEAD']);
@@ -53,7 +56,8 @@ function settingsOf(options: CacheOptions): CacheSettings {
         store: options.store ?? new MemoryCacheStore(),
         shared: options.shared ?? false,
         methods: options.methods ? new Set(options.methods.map((method) => method.toUpperCase())) : defaultMethods,
-        coalesce: coalesceSettingsOf(options.coalesce)
+        coalesce: coalesceSettingsOf(options.coalesce),
+        storeTimeout: options.storeTimeout ?? storeTimeout
     };
 }
 

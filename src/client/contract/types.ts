@@ -164,6 +164,12 @@ export interface CacheOptions {
      * turns it off; an object changes its settings.
      */
     coalesce?: boolean | CoalesceOptions | null | undefined;
+    /**
+     * The longest the cache waits for its store on a call, in ms, before it goes on without it: a lookup
+     * counts as a miss, a write as not made (docs/cache.md "Store failures"). Default 250; a store across
+     * a network on a loaded host may want more.
+     */
+    storeTimeout?: number | null | undefined;
 }
 
 /** The settings of request coalescing (docs/cache.md "Request coalescing"); an absent field keeps its default. */
@@ -374,7 +380,8 @@ export type TimedResponse = HopResponse & { timings: Timings };
 
 /**
  * A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected,
- * and on a client with a cache, which looks the store up before any request exists).
+ * on a client with a cache, which looks the store up before any request exists, and for the process's
+ * first call with `http2`, whose transport loads first).
  */
 export type RequestPromise = Promise<TimedResponse> & { req: HopRequest | undefined };
 

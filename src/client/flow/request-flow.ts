@@ -23,6 +23,7 @@ import type { StoredDefaults } from '../options/options.js';
 import { observedPipeline, type Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
 import { type AnsweredHop, Hop } from '../wire/hop.js';
+import { loadedHttp2, loadHttp2 } from '../wire/load-http2.js';
 import { type PreparedCall, prepareCall } from './call-setup.js';
 import { CallDeadline, type DeadlineOwner } from './deadline.js';
 import type { Finisher } from './finisher.js';
@@ -135,36 +136,48 @@ export class RequestFlow implements CachedFlow, DeadlineOwner, RedirectingFlow, 
             this.retries = new Retries(policy, this);
         }
 
-        if (merged.cache !== undefined && merged.cache !== false) {
-            const Layer = loadedCacheLayer();
-            if (Layer === undefined) {
-                this.startOnceCacheLoaded(call);
-                return;
-            }
+        const cached = merged.cache !== undefined && merged.cache !== false;
+        const http2 = merged.http2 !== undefined && merged.http2 !== false;
+        const Layer = loadedCacheLayer();
+        if ((cached && Layer === undefined) || (http2 && loadedHttp2() === undefined)) {
+            this.startOnceLoaded(call, cached, http2);
+            return;
+        }
 
-            this.cache = new Layer(this, cacheSettingsOf(merged.cache), this.pipeline);
+        if (cached) {
+            this.cache = new (Layer as typeof CacheLayer)(
+                this,
+                cacheSettingsOf(merged.cache as true | CacheOptions),
+                this.pipeline
+            );
         }
 
         this.startHop(call.method, call.target, merged);
     }
 
-    /** The process's first request with a cache: the cache layer's module loads, then the request starts, unless it was stopped meanwhile. */
-    private startOnceCacheLoaded(call: PreparedCall): void {
-        loadCacheLayer().then(
-            (Layer) => {
+    /**
+     * The process's first request with a cache, or over HTTP/2: the modules it needs load (the cache
+     * layer, the HTTP/2 transport), then the request starts, unless it was stopped meanwhile.
+     */
+    private startOnceLoaded(call: PreparedCall, cached: boolean, http2: boolean): void {
+        Promise.all([cached ? loadCacheLayer() : undefined, http2 ? loadHttp2() : undefined]).then(
+            ([Layer]) => {
                 if (this.isSettled) {
                     return;
                 }
 
                 try {
-                    const settings = cacheSettingsOf(call.options.cache as true | CacheOptions);
-                    this.cache = new Layer(this, settings, this.pipeline);
+                    if (Layer !== undefined) {
+                        const settings = cacheSettingsOf(call.options.cache as true | CacheOptions);
+                        this.cache = new Layer(this, settings, this.pipeline);
+                    }
+
                     this.startHop(call.method, call.target, call.options);
                 } catch (err) {
                     this.fail(clientFailure(`The request could not be started: ${(err as Error).message}`, err));
                 }
             },
-            (err: unknown) => this.fail(clientFailure('The cache could not be loaded', err))
+            (err: unknown) => this.fail(clientFailure('The modules of the request could not be loaded', err))
         );
     }
 

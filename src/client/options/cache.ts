@@ -15,7 +15,7 @@ export function cacheProblem(value: unknown): string | undefined {
         return 'must be true, false or an object of cache settings';
     }
 
-    const { store, shared, methods, coalesce } = value as CacheOptions;
+    const { store, shared, methods, coalesce, storeTimeout } = value as CacheOptions;
     if (store !== undefined && store !== null && !isStore(store)) {
         return '.store must be a CacheStore (an object with get, set and delete methods)';
     }
@@ -34,6 +34,10 @@ export function cacheProblem(value: unknown): string | undefined {
                 return `.methods must list safe methods only (GET, HEAD, OPTIONS, TRACE), got ${JSON.stringify(method)}`;
             }
         }
+    }
+
+    if (storeTimeout !== undefined && storeTimeout !== null && (!isCount(storeTimeout) || storeTimeout === 0)) {
+        return '.storeTimeout must be a positive integer of milliseconds';
     }
 
     return coalesceProblem(coalesce);

@@ -14,7 +14,7 @@ import type {
     ResponseWithPayload
 } from '../contract/types.js';
 import { resolveResponse } from '../flow/finisher.js';
-import { type ClientContext, RequestFlow } from '../flow/request-flow.js';
+import { RequestFlow } from '../flow/request-flow.js';
 import {
     assertDefaults,
     mergeOptions,
@@ -34,7 +34,7 @@ export type ClientEmitter = EventEmitter<ClientEvents>;
  * An HTTP/HTTPS client (README, "Client"). `client` is a ready instance; `defaults()` derives new ones that
  * share its agents and, when enabled, its event emitter.
  */
-export class Client implements ClientContext {
+export class Client {
     /** The connection pools (README, "Agents"); a property may be replaced by another agent. */
     readonly agents: Agents;
     /** Present only on clients made with `defaults({ events: true })` and the clients derived from them. */

@@ -131,6 +131,37 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
         }
     });
 
+    it('storeTimeout sets the bound: a store slower than 250 ms but within it answers, one slower still does not', async () => {
+        // A memory store whose every call takes 400 ms.
+        const memory = new MemoryCacheStore();
+        const slow: CacheStore = {
+            get: (key) => sleep(400).then(() => memory.get(key)),
+            set: (key, entry) => sleep(400).then(() => memory.set(key, entry)),
+            delete: (key) => sleep(400).then(() => memory.delete(key))
+        };
+        subscribe(CLIENT_CHANNELS.cacheStoreError, listener);
+        const patient = new Client().defaults({ cache: { store: slow, storeTimeout: 2_000 } });
+        const path = url();
+        expect((await patient.get(path)).res.headers['cache-status']).toMatch(/fwd=miss; .*stored/);
+        expect((await patient.get(path)).res.headers['cache-status']).toMatch(/tracewire; hit/);
+        expect(published).toStrictEqual([]);
+
+        // With the default bound the same store is too slow: a lookup counts as a miss, and says so.
+        const hasty = new Client().defaults({ cache: { store: slow } });
+        expect((await hasty.get(path)).res.headers['cache-status']).toMatch(/fwd=miss/);
+        expect(published.map(({ operation, reason }) => `${operation} ${reason}`)).toContain('get timeout');
+        expect(published[0]?.error.message).toMatch(/within the cache's bound \(250 ms\)/);
+    });
+
+    it('refuses a storeTimeout that is not a positive integer of milliseconds, naming it', async () => {
+        for (const storeTimeout of [0, -1, 1.5, '100']) {
+            const err = await new Client().get(url(), { cache: { storeTimeout } as never }).catch((e: unknown) => e);
+            expect(isHttpError(err) && err.message).toBe(
+                'Option cache.storeTimeout must be a positive integer of milliseconds'
+            );
+        }
+    });
+
     it('nothing is published, and nothing breaks, without a subscriber', async () => {
         const store: CacheStore = {
             get: () => Promise.reject(new Error('async')),

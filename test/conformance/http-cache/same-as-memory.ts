@@ -64,8 +64,7 @@ export function redisConformanceRun(mode: 'private' | 'shared'): void {
         closers.push(() => {
             unsubscribe(CLIENT_CHANNELS.cacheStoreError, count);
         });
-        // The suite measures the cache's rules, not the store's bound on a loaded machine (350 tests at
-        // once, beside the other runs): the bound is the cache layer's guard then (250 ms), as for any store.
+        // The store's own bound above the cache's (350 tests at once, beside the other runs).
         const store = new RedisCacheStore({
             client: redisClient,
             maxEntrySize: 16 * 2 ** 20,
@@ -76,7 +75,10 @@ export function redisConformanceRun(mode: 'private' | 'shared'): void {
             store.close();
             redisClient.disconnect();
         });
-        const client = new Client().defaults({ cache: { store, shared: mode === 'shared' } });
+        // The suite measures the cache's rules, not whether a loaded machine answers a store call within
+        // the cache's default bound (250 ms): that bound is raised for it (storeTimeout), so a slow turn of
+        // the loop is not taken for a miss.
+        const client = new Client().defaults({ cache: { store, shared: mode === 'shared', storeTimeout: 5_000 } });
         const fetch = mode === 'private' ? fetchOver(client) : suiteFetch;
         let base = origin.url;
         if (mode === 'shared') {

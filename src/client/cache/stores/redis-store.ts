@@ -1,16 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { HttpError } from '../../../errors/index.js';
 import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../contract/cache-store.js';
-import { clientFailure } from '../../contract/errors.js';
-import { publishCacheStoreError } from '../../pipeline/channels.js';
-import { LocalTier } from './local-tier.js';
-import { BoundedCalls, type RedisStoreFailure } from './redis-calls.js';
-import type { RedisCacheClient } from './redis-client.js';
-import { decodeEntry, encodedHead } from './redis-entry.js';
-import { changeNotice, changesChannel, type ResourceKeys, resourceKeys, variantFields } from './redis-keys.js';
-import { RedisFillLocks } from './redis-locks.js';
-import { ChangeNotices } from './redis-notices.js';
-import { dropVariants, storeVariant } from './redis-scripts.js';
+import type { RedisStoreEngine } from './redis-engine.js';
 import {
     checkRedisStoreOptions,
     type RedisCacheStoreOptions,
@@ -21,27 +10,23 @@ import {
  * A `CacheStore` on a Redis or Valkey server shared by every instance of a service (README "Cache
  * stores", docs/cache.md "Running as a fleet"), through the client the application already has
  * (ioredis or iovalkey, a `Redis` or a `Cluster`). What one instance stores is found by the next
- * lookup of any instance; a deletion and a 304's update reach every instance's next lookup. Each
- * lookup is one HGETALL, each change one script (redis-scripts.ts), on keys of one Cluster slot
- * (redis-keys.ts); entries expire on the server. Every call is bounded by `timeout` and fails fast
- * while the server is out of reach (redis-calls.ts). With `localTier`, each process also holds what
- * it read, kept current by the change notices (local-tier.ts). It offers fill locks (`FillLocks`, contract/cache-store.ts).
- * Call `close()` when done: it ends the store's own connection, when it made one.
+ * lookup of any instance; a deletion and a 304's update reach every instance's next lookup. Entries
+ * expire on the server; every call is bounded by `timeout` and fails fast while the server is out of
+ * reach. With `localTier`, each process also holds what it read, kept current by change notices. It
+ * offers fill locks (`FillLocks`, contract/cache-store.ts). Call `close()` when done: it ends the
+ * store's own connection, when it made one.
+ *
+ * The options are checked here, at once; the store's workings (redis-engine.ts and the modules it
+ * uses) load with the first store made, not with the package: a process that never uses Redis does
+ * not hold them (README "Import footprint"). Calls made meanwhile wait for them, in their order.
  */
 export class RedisCacheStore implements CacheStore, FillLocks {
     readonly keyPrefix: string;
     readonly maxEntrySize: number;
     readonly maxVariants: number;
     readonly timeout: number;
-    readonly #client: RedisCacheClient;
-    readonly #calls: BoundedCalls;
-    readonly #channel: string;
-    // Names this instance in its notices and heartbeats.
-    readonly #instance = randomUUID();
-    readonly #heartbeat: number;
-    readonly #tier: LocalTier | undefined;
-    readonly #locks: RedisFillLocks;
-    #notices: ChangeNotices | undefined;
+    #engine: RedisStoreEngine | undefined;
+    readonly #loading: Promise<RedisStoreEngine>;
     #closed = false;
 
     /** Throws a 500 HttpError naming the option when one is invalid. */
@@ -52,186 +37,61 @@ export class RedisCacheStore implements CacheStore, FillLocks {
         }
 
         const settings = resolveRedisStoreOptions(options);
-        this.#client = settings.client;
         this.keyPrefix = settings.keyPrefix;
         this.maxEntrySize = settings.maxEntrySize;
         this.maxVariants = settings.maxVariants;
         this.timeout = settings.timeout;
-        this.#channel = changesChannel(this.keyPrefix);
-        this.#heartbeat = settings.heartbeat;
-        const onError = settings.onError;
-        this.#calls = new BoundedCalls(this.#client, this.timeout, (failure: RedisStoreFailure) => {
-            // For a metric, whether or not the application watches (docs/cache.md "Store failures").
-            publishCacheStoreError({ ...failure, store: this });
-            try {
-                onError?.(failure);
-            } catch {
-                // A throwing hook must not turn a counted failure into another one.
+        this.#loading = import('./redis-engine.js').then(({ RedisStoreEngine }) => {
+            const engine = new RedisStoreEngine(settings, this);
+            this.#engine = engine;
+            if (this.#closed) {
+                engine.close();
             }
+
+            return engine;
         });
-        this.#tier = settings.localTier === undefined ? undefined : new LocalTier(settings.localTier, this.#listen());
-        this.#locks = new RedisFillLocks(
-            this.#client,
-            this.#calls,
-            (key) => this.#keys(key),
-            this.#channel,
-            (l) => this.#listen().onChange(l)
-        );
     }
 
     /** True while the local tier can answer (it is on, and its notices are live). */
     get localTierLive(): boolean {
-        return this.#tier !== undefined && this.#notices?.live === true;
+        return this.#engine?.localTierLive === true;
     }
 
-    async get(key: string): Promise<readonly CachedResponse[]> {
-        if (this.#closed) {
-            throw closed();
-        }
-
-        const keys = this.#keys(key);
-        const tier = this.#tier;
-        if (tier !== undefined) {
-            const held = await tier.get(keys.id);
-            if (held.length > 0) {
-                return held;
-            }
-        }
-
-        const stamp = tier?.reading(keys.id) ?? 0;
-        let entries: readonly CachedResponse[] | undefined;
-        try {
-            const fields = await this.#calls.run('get', () => this.#client.hgetallBuffer(keys.entries));
-            entries = variantsIn(fields, key, Date.now());
-            return entries;
-        } finally {
-            tier?.read(keys.id, stamp, entries);
-        }
+    get(key: string): Promise<readonly CachedResponse[]> {
+        const engine = this.#engine;
+        return engine === undefined ? this.#loading.then((loaded) => loaded.get(key)) : engine.get(key);
     }
 
     set(key: string, entry: CachedResponse): Promise<void> {
-        let keys: ResourceKeys;
-        let fields: { body: string; meta: string };
-        let value: Buffer | string;
-        let deleteAt: number;
-        if (this.#closed) {
-            return this.#open();
-        }
-
-        try {
-            keys = this.#keys(key);
-            fields = variantFields(entry.vary);
-            const head = encodedHead(key, entry);
-            const declined = head.length + entry.body.length > this.maxEntrySize;
-            // An entry declined still drops the variant it would have replaced: that one is outdated all the same.
-            value = declined ? '' : Buffer.concat([head, entry.body]);
-            deleteAt = Number.isFinite(entry.deleteAt) ? Math.ceil(entry.deleteAt) : 0;
-        } catch (err) {
-            return Promise.reject(this.#calls.fail('set', 'error', `failed: ${(err as Error).message}`, err));
-        }
-
-        this.#tier?.drop(keys.id);
-        // Sent now, not after a tick: a lookup this process makes next is sent after it on the same connection.
-        return this.#calls
-            .run('set', () =>
-                this.#client.eval(
-                    storeVariant,
-                    1,
-                    keys.entries,
-                    fields.body,
-                    fields.meta,
-                    value,
-                    deleteAt,
-                    Date.now(),
-                    this.maxVariants,
-                    this.#channel,
-                    changeNotice(keys.id, this.#instance)
-                )
-            )
-            .then(nothing);
+        const engine = this.#engine;
+        // Sent at once once loaded: a lookup this process makes next goes after it on the same connection.
+        return engine === undefined ? this.#loading.then((loaded) => loaded.set(key, entry)) : engine.set(key, entry);
     }
 
     delete(key: string): Promise<void> {
-        if (this.#closed) {
-            return this.#open();
-        }
-
-        const keys = this.#keys(key);
-        this.#tier?.drop(keys.id);
-        return this.#calls
-            .run('delete', () =>
-                this.#client.eval(dropVariants, 1, keys.entries, this.#channel, changeNotice(keys.id, this.#instance))
-            )
-            .then(nothing);
+        const engine = this.#engine;
+        return engine === undefined ? this.#loading.then((loaded) => loaded.delete(key)) : engine.delete(key);
     }
 
     lockFill(key: string, ttl: number): Promise<FillLock> {
-        return this.#open().then(() => this.#locks.lockFill(key, ttl));
+        return this.#loading.then((engine) => engine.lockFill(key, ttl));
     }
 
     unlockFill(key: string, token: string, passFor?: number): Promise<boolean> {
-        return this.#open().then(() => this.#locks.unlockFill(key, token, passFor));
+        return this.#loading.then((engine) => engine.unlockFill(key, token, passFor));
     }
 
     awaitFill(key: string, timeout: number): Promise<FillWait> {
-        return this.#open().then(() => this.#locks.awaitFill(key, timeout));
+        return this.#loading.then((engine) => engine.awaitFill(key, timeout));
     }
 
     /** Ends the store's own connection (the notices') and its heartbeat; later calls reject. Idempotent. */
     close(): void {
         this.#closed = true;
-        this.#notices?.close();
-        this.#tier?.clear();
-    }
-
-    #keys(key: string): ResourceKeys {
-        return resourceKeys(this.keyPrefix, key);
-    }
-
-    // Settles at once: rejected once the store is closed.
-    #open(): Promise<void> {
-        return this.#closed ? Promise.reject(closed()) : Promise.resolve();
-    }
-
-    // The notices connection, made on first need: by the local tier, or by the first waiter for a fill.
-    #listen(): ChangeNotices {
-        this.#notices ??= new ChangeNotices(
-            this.#client,
-            this.#calls,
-            this.#channel,
-            this.keyPrefix,
-            this.#instance,
-            this.#heartbeat
-        );
-        return this.#notices;
+        this.#engine?.close();
     }
 }
 
 export type { RedisStoreFailure, RedisStoreFailureReason, RedisStoreOperation } from './redis-calls.js';
 export type { RedisCacheClient, RedisSubscriberClient } from './redis-client.js';
 export type { RedisCacheStoreOptions, RedisLocalTierOptions } from './redis-store-options.js';
-
-function nothing(): void {}
-
-function closed(): HttpError {
-    return clientFailure('RedisCacheStore is closed');
-}
-
-/** The live variants of `key` in the fields of its hash, newest stored first. */
-function variantsIn(fields: Record<string, Buffer>, key: string, now: number): CachedResponse[] {
-    const found: { entry: CachedResponse; sequence: number }[] = [];
-    for (const field in fields) {
-        if (!field.startsWith('b:')) {
-            continue;
-        }
-
-        const entry = decodeEntry(fields[field]!, key);
-        const meta = fields[`m:${field.slice(2)}`]?.toString('latin1') ?? '';
-        const sequence = Number.parseInt(meta, 10);
-        if (entry !== undefined && entry.deleteAt > now && Number.isSafeInteger(sequence)) {
-            found.push({ entry, sequence });
-        }
-    }
-
-    return found.sort((a, b) => b.sequence - a.sequence).map((item) => item.entry);
-}
