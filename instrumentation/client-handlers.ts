@@ -44,6 +44,7 @@ export class ClientHandlers {
     private readonly metrics: HttpMetrics;
     private readonly requestHeaders: CapturedHeaders;
     private readonly responseHeaders: CapturedHeaders;
+    private readonly phaseEvents: boolean;
     private readonly connections: OpenConnections | undefined;
     private readonly connectionMetrics: ConnectionMetrics | undefined;
     private readonly agents: SeenAgents;
@@ -60,6 +61,7 @@ export class ClientHandlers {
         this.requestHeaders = capturedHeaders(config.headersToSpanAttributes?.request, 'request');
         this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
         this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
+        this.phaseEvents = config.phaseEvents === true;
         this.agents = new SeenAgents(() => client.agents);
         const optional = config.optionalMetrics === true;
         this.connections = optional ? new OpenConnections(meter, () => this.agents.agents()) : undefined;
@@ -225,7 +227,7 @@ export class ClientHandlers {
         // outcome, so the span's events run in time order, its `exception` last.
         const timings = hop.details?.timings;
         if (timings !== undefined && hop.span.isRecording()) {
-            recordPhases(hop.span, timings);
+            recordPhases(hop.span, timings, this.phaseEvents);
         }
 
         recordOutcome(hop, end);

@@ -46,6 +46,14 @@ export interface ClientInstrumentationConfig extends ProviderConfig {
      * `http.client.request.duration`.
      */
     optionalMetrics?: boolean;
+    /**
+     * Also put an event on a hop's span at each moment of its timings (`tracewire.socket` ...
+     * `tracewire.end`, `PHASE_EVENTS`), drawn as marks on the span's bar by Jaeger and Tempo.
+     * Default false: the phase attributes (`PHASE_ATTRIBUTES`) already say where the time went,
+     * and the events cost more than the rest of the span's attributes together
+     * (docs/observability.md, "Phases on client spans").
+     */
+    phaseEvents?: boolean;
 }
 
 /** `instrumentClient()`'s config, plus OpenTelemetry's `enabled` (default true: enabled as it is made). */

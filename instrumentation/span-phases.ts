@@ -37,13 +37,18 @@ export const ATTR_TIMEOUT_PHASE = 'tracewire.timeout.phase';
 const eventEntries = Object.entries(PHASE_EVENTS) as [keyof typeof PHASE_EVENTS, string][];
 const attributeEntries = Object.entries(PHASE_ATTRIBUTES) as [keyof typeof PHASE_ATTRIBUTES, string][];
 
-/** Puts on the span the moments and phases the hop had; one it did not have adds nothing. */
-export function recordPhases(span: Span, timings: Timings): void {
-    for (const [moment, name] of eventEntries) {
-        const at = timings[moment];
-        if (at !== undefined) {
-            // As a monotonic reading, which the SDK places on the span's own timeline.
-            span.addEvent(name, monotonicAt(at));
+/**
+ * Puts on the span the phases the hop had, and with `events` the moments too; a phase or a moment
+ * it did not have adds nothing.
+ */
+export function recordPhases(span: Span, timings: Timings, events: boolean): void {
+    if (events) {
+        for (const [moment, name] of eventEntries) {
+            const at = timings[moment];
+            if (at !== undefined) {
+                // As a monotonic reading, which the SDK places on the span's own timeline.
+                span.addEvent(name, monotonicAt(at));
+            }
         }
     }
 

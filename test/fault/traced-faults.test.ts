@@ -166,7 +166,7 @@ describe('traced fault injection: a seeded mix, every span starts and ends once'
         const random = seeded(seed);
         const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
         const api = new Client().defaults({ events: true });
-        const instrumentation = instrumentClient(api, { tracerProvider, meterProvider });
+        const instrumentation = instrumentClient(api, { tracerProvider, meterProvider, phaseEvents: true });
         let hops = 0;
         const onPreRequest = () => {
             hops++;

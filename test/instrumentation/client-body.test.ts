@@ -97,7 +97,8 @@ beforeAll(async () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     instrumentation = instrumentClient(traced, {
         tracerProvider: otel.tracerProvider,
-        meterProvider: otel.meterProvider
+        meterProvider: otel.meterProvider,
+        phaseEvents: true
     });
 });
 

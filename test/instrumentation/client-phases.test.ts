@@ -17,7 +17,13 @@ import {
     ATTR_DNS_QUESTION_NAME as INCUBATING_DNS_QUESTION_NAME
 } from '@opentelemetry/semantic-conventions/incubating';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ATTR_TIMEOUT_PHASE, instrumentClient, PHASE_ATTRIBUTES, PHASE_EVENTS } from '../../instrumentation/index.js';
+import {
+    ATTR_TIMEOUT_PHASE,
+    type ClientInstrumentation,
+    instrumentClient,
+    PHASE_ATTRIBUTES,
+    PHASE_EVENTS
+} from '../../instrumentation/index.js';
 import {
     ATTR_DNS_QUESTION_NAME,
     METRIC_DNS_LOOKUP_DURATION,
@@ -74,7 +80,8 @@ const api = client.defaults({ events: true, agents });
 const instrumentation = instrumentClient(api, {
     tracerProvider: otel.tracerProvider,
     meterProvider: otel.meterProvider,
-    optionalMetrics: true
+    optionalMetrics: true,
+    phaseEvents: true
 });
 
 beforeAll(async () => {
@@ -304,5 +311,51 @@ describe('phases on client spans (README "Phases on client spans")', () => {
         expect(METRIC_HTTP_CLIENT_CONNECTION_DURATION).toBe(INCUBATING_CONNECTION_DURATION);
         expect(METRIC_DNS_LOOKUP_DURATION).toBe(INCUBATING_DNS_LOOKUP_DURATION);
         expect(ATTR_DNS_QUESTION_NAME).toBe(INCUBATING_DNS_QUESTION_NAME);
+    });
+});
+
+describe('phaseEvents: false, the default', () => {
+    const quietAgents = {
+        http: new HttpAgent({ keepAlive: true }),
+        https: new HttpsAgent({ keepAlive: true }),
+        httpsAllowUnauthorized: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false })
+    };
+    const quiet = client.defaults({ events: true, agents: quietAgents });
+    let handle: ClientInstrumentation;
+
+    beforeAll(() => {
+        handle = instrumentClient(quiet, { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider });
+    });
+
+    afterAll(() => {
+        handle.disable();
+        for (const agent of Object.values(quietAgents)) {
+            agent.destroy();
+        }
+    });
+
+    it('every phase an attribute and no event; the phases add up to the span, each moment its start plus the phases before it', async () => {
+        const url = `https://localhost:${https.port}/think`;
+        const [span] = await spansOf(() => quiet.get(url, { rejectUnauthorized: false, lookup: slowLookup }));
+        expect(span!.events).toEqual([]);
+        const phases = Object.keys(PHASE_ATTRIBUTES) as (keyof typeof PHASE_ATTRIBUTES)[];
+        for (const phase of phases) {
+            expect(phaseOf(span!, phase), phase).toBeGreaterThanOrEqual(0);
+        }
+
+        expect(phaseOf(span!, 'dns')).toBeGreaterThanOrEqual(atLeast);
+        expect(phaseOf(span!, 'firstByte')).toBeGreaterThanOrEqual(atLeast);
+        // The hop's timings start just before the span and end just before it: a few ms at most on a loaded machine.
+        const sum = phases.reduce((total, phase) => total + phaseOf(span!, phase)!, 0);
+        expect(Math.abs(sum * 1000 - (toMs(span!.endTime) - toMs(span!.startTime)))).toBeLessThan(5);
+    });
+
+    it('a hop that runs out of time: its phase and error.type as with the events, its exception the only event', async () => {
+        const [span] = await spansOf(() => quiet.get(`${http.url}/stall`, { timeouts: { response: 100 } }));
+        expect(span!.attributes[ATTR_TIMEOUT_PHASE]).toBe('response');
+        expect(span!.attributes[ATTR_ERROR_TYPE]).toBe('timeout');
+        expect(eventNames(span!)).toEqual(['exception']);
+        expect(phaseOf(span!, 'request')).toBeGreaterThanOrEqual(0);
+        expect(phaseOf(span!, 'firstByte')).toBeUndefined();
     });
 });

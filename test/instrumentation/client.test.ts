@@ -59,7 +59,8 @@ beforeAll(async () => {
     await once(server, 'listening');
     port = (server.address() as AddressInfo).port;
     base = `http://127.0.0.1:${port}`;
-    instrumentation = instrumentClient(traced, providers);
+    // With the phase events, which this file's error cases assert (the default has none: client-phases.test.ts).
+    instrumentation = instrumentClient(traced, { ...providers, phaseEvents: true });
 });
 
 afterEach(() => {

@@ -147,7 +147,12 @@ describe('TracewireInstrumentation', () => {
             await target.post(`${server.url}/`, { payload: { a: 1 } });
             await target.get(`${server.url}/missing-route-is-fine`).catch(() => {});
         };
-        const config = { ...providers, optionalMetrics: true, headersToSpanAttributes: { response: ['content-type'] } };
+        const config = {
+            ...providers,
+            optionalMetrics: true,
+            phaseEvents: true,
+            headersToSpanAttributes: { response: ['content-type'] }
+        };
         const own = instrumentClient(eventsClient, config);
         try {
             await calls(eventsClient);
@@ -237,6 +242,36 @@ describe('TracewireInstrumentation', () => {
         }
 
         expect(otel.spans()).toHaveLength(1);
+    });
+
+    it('puts the phases on a span as attributes, and their moments as events only with phaseEvents: true', async () => {
+        const timedEvents = () =>
+            otel
+                .spans()
+                .flatMap((span) => span.events.map((event) => event.name).filter((name) => phaseNames.has(name)));
+        let unregister = register(new TracewireInstrumentation(providers));
+        try {
+            await client.get(`${server.url}/`);
+        } finally {
+            unregister();
+        }
+
+        expect(otel.spans()).toHaveLength(1);
+        expect(otel.spans()[0]!.attributes[PHASE_ATTRIBUTES.firstByte]).toBeGreaterThanOrEqual(0);
+        expect(timedEvents()).toEqual([]);
+
+        otel.reset();
+        unregister = register(new TracewireInstrumentation({ ...providers, phaseEvents: true }));
+        try {
+            await client.get(`${server.url}/`);
+        } finally {
+            unregister();
+        }
+
+        expect(otel.spans()).toHaveLength(1);
+        expect(otel.spans()[0]!.attributes[PHASE_ATTRIBUTES.firstByte]).toBeGreaterThanOrEqual(0);
+        expect(timedEvents()).toContain(PHASE_EVENTS.response);
+        expect(timedEvents().at(-1)).toBe(PHASE_EVENTS.end);
     });
 
     it('leaves a client also passed to instrumentClient() to that instrumentation: one span per hop', async () => {
