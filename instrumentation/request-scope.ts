@@ -1,6 +1,7 @@
 import type { ClientRequest } from 'node:http';
 import { type Context, context, createContextKey } from '@opentelemetry/api';
 import { type RequestScope, requestScopeKey } from '../src/client/wire/http1/node-http.js';
+import { http, https } from '../src/common/node-modules.js';
 
 /*
  * One CLIENT span per hop with `@opentelemetry/instrumentation-http` active, nothing for the user to
@@ -13,6 +14,9 @@ import { type RequestScope, requestScopeKey } from '../src/client/wire/http1/nod
  * instrumentation-http binds the request and its response to that context, so the client's own
  * listeners (and the next hop of a redirect or retry, started from them) run in it: the context
  * keeps the caller's, and `callerContext()` gives it back to this instrumentation.
+ *
+ * Only while `http.request` or `https.request` is wrapped: entering the scope costs each hop two
+ * contexts and a `context.with()`, for nobody when instrumentation-http is not loaded.
  */
 
 /**
@@ -43,7 +47,30 @@ const createUntraced: RequestScope = (create: () => ClientRequest): ClientReques
     return context.with(caller.setValue(suppressTracingKey, true).setValue(callerContextKey, caller), create);
 };
 
-/** Marks a hop `uri` as claimed by a tracewire instrumentation: its request is created untraced by others. */
+/**
+ * Marks a hop `uri` as claimed by a tracewire instrumentation: its request is created untraced by
+ * others, when there are others (`requestsAreWrapped()`).
+ */
 export function createRequestUntraced(uri: object): void {
-    (uri as { [requestScopeKey]?: RequestScope })[requestScopeKey] = createUntraced;
+    if (requestsAreWrapped()) {
+        (uri as { [requestScopeKey]?: RequestScope })[requestScopeKey] = createUntraced;
+    }
+}
+
+/**
+ * Whether `http.request` or `https.request`, which the client calls, is wrapped the way OpenTelemetry's
+ * instrumentations wrap a function (`isWrapped()` of `@opentelemetry/instrumentation`: the marks its
+ * shimmer leaves on the wrapper, and takes away with them when the instrumentation is disabled), as
+ * instrumentation-http does. Read for each hop, so an instrumentation enabled or disabled at any
+ * time, before or after this one, is seen by the next hop.
+ */
+export function requestsAreWrapped(): boolean {
+    return isWrapped(http.request) || isWrapped(https.request);
+}
+
+function isWrapped(fn: unknown): boolean {
+    const wrapper = fn as { __wrapped?: unknown; __original?: unknown; __unwrap?: unknown };
+    return (
+        wrapper.__wrapped === true && typeof wrapper.__original === 'function' && typeof wrapper.__unwrap === 'function'
+    );
 }
