@@ -9,11 +9,11 @@ import { cacheOutcomeOf } from '../src/client/cache/cache-status.js';
  */
 export const ATTR_TRACEWIRE_CACHE = 'tracewire.cache';
 
-/** Records the hop's cache outcome, when its response says one. */
-export function addCacheOutcome(span: Span, metricAttributes: Attributes, res: IncomingMessage): void {
+/** Records the hop's cache outcome, when its response says one: on the duration point, and on the span when one is given. */
+export function addCacheOutcome(span: Span | undefined, metricAttributes: Attributes, res: IncomingMessage): void {
     const outcome = cacheOutcomeOf(res.headers['cache-status']);
     if (outcome !== undefined) {
-        span.setAttribute(ATTR_TRACEWIRE_CACHE, outcome);
+        span?.setAttribute(ATTR_TRACEWIRE_CACHE, outcome);
         metricAttributes[ATTR_TRACEWIRE_CACHE] = outcome;
     }
 }

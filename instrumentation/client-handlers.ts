@@ -45,9 +45,10 @@ export class ClientHandlers {
     private readonly requestHeaders: CapturedHeaders;
     private readonly responseHeaders: CapturedHeaders;
     private readonly phaseEvents: boolean;
+    // With `optionalMetrics` only: without it, no connection or pool is looked at.
     private readonly connections: OpenConnections | undefined;
     private readonly connectionMetrics: ConnectionMetrics | undefined;
-    private readonly agents: SeenAgents;
+    private readonly agents: SeenAgents | undefined;
     // `preRequest` and `request` of a hop are emitted in the same tick, around `http.request()`:
     // this links the ClientRequest to the hop that was just started.
     private pending: TracedHop | undefined;
@@ -62,10 +63,12 @@ export class ClientHandlers {
         this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
         this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
         this.phaseEvents = config.phaseEvents === true;
-        this.agents = new SeenAgents(() => client.agents);
-        const optional = config.optionalMetrics === true;
-        this.connections = optional ? new OpenConnections(meter, () => this.agents.agents()) : undefined;
-        this.connectionMetrics = optional ? new ConnectionMetrics(meter) : undefined;
+        if (config.optionalMetrics === true) {
+            const agents = new SeenAgents(() => client.agents);
+            this.agents = agents;
+            this.connections = new OpenConnections(meter, () => agents.agents());
+            this.connectionMetrics = new ConnectionMetrics(meter);
+        }
     }
 
     stop(): void {
@@ -98,7 +101,7 @@ export class ClientHandlers {
         }
 
         try {
-            if (this.requestHeaders.names.length > 0) {
+            if (hop.recording && this.requestHeaders.names.length > 0) {
                 recordRequestHeaders(hop.span, this.requestHeaders, req);
             }
 
@@ -107,9 +110,7 @@ export class ClientHandlers {
                 hop.requestBody = requestBodyOf(req, payload !== undefined && payload !== null);
             }
 
-            if (this.connections !== undefined) {
-                this.agents.note((req as { agent?: unknown }).agent);
-            }
+            this.agents?.note((req as { agent?: unknown }).agent);
         } catch (err) {
             reportError('request listener', err);
         }
@@ -175,13 +176,16 @@ export class ClientHandlers {
         // The active-requests counter must go down with the very attributes it went up with.
         const activeAttributes = optional === undefined ? undefined : { ...metricAttributes };
         const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
+        // A span the sampler dropped records nothing: no attribute of its is worked out (client-span.ts).
+        const recording = span.isRecording();
         const hop: TracedHop = {
             span,
+            recording,
             startTime: performance.now(),
             metricAttributes,
             signal,
             activeAttributes,
-            countsBodies: optional !== undefined || span.isRecording(),
+            countsBodies: optional !== undefined || recording,
             options,
             requestBody: undefined,
             responseBody: undefined,
@@ -226,7 +230,7 @@ export class ClientHandlers {
         // Read at the end: `end` and `download` are set once the body has been read. Before the
         // outcome, so the span's events run in time order, its `exception` last.
         const timings = hop.details?.timings;
-        if (timings !== undefined && hop.span.isRecording()) {
+        if (timings !== undefined && hop.recording) {
             recordPhases(hop.span, timings, this.phaseEvents);
         }
 

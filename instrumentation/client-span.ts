@@ -30,6 +30,8 @@ import { ATTR_TIMEOUT_PHASE, timeoutPhaseOf } from './span-phases.js';
 
 /** What the instrumentation keeps of one hop, from its `preRequest` to the end of its response. */
 export interface HopRecord<Owner = unknown> extends Measured {
+    /** Whether the span records (it was sampled): a span that does not gets no attribute, only the duration point does. */
+    readonly recording: boolean;
     /** The caller's AbortSignal: a response cut because it fired is not an error. */
     readonly signal: AbortSignal | undefined;
     /** Whether the body sizes are wanted (a recording span or the optional metrics). */
@@ -104,15 +106,20 @@ export function recordRequestHeaders(span: Span, captured: CapturedHeaders, req:
     span.setAttributes(attributes);
 }
 
-/** The attributes a response gives, on the span and on the duration point. */
+/** The attributes a response gives, on the duration point and, when it records, on the span. */
 export function recordResponse(hop: HopRecord, res: IncomingMessage, captured: CapturedHeaders): void {
-    const { span, metricAttributes } = hop;
+    const { span, metricAttributes, recording } = hop;
     const statusCode = res.statusCode as number;
-    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
-    span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, res.httpVersion);
+    const version = res.httpVersion;
     metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
-    metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
-    addCacheOutcome(span, metricAttributes, res);
+    metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = version;
+    addCacheOutcome(recording ? span : undefined, metricAttributes, res);
+    if (!recording) {
+        return;
+    }
+
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
+    span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, version);
     // No network.peer.*: reading a socket's peer is a system call per connection, too dear here.
     if (captured.names.length > 0) {
         const headers: Attributes = {};
@@ -161,8 +168,12 @@ export function recordOutcome(hop: HopRecord, end: HopEnd): void {
 
     const { span, metricAttributes } = hop;
     const { err, interrupted } = end;
-    span.setAttribute(ATTR_ERROR_TYPE, errorType);
     metricAttributes[ATTR_ERROR_TYPE] = errorType;
+    if (!hop.recording) {
+        return;
+    }
+
+    span.setAttribute(ATTR_ERROR_TYPE, errorType);
     if (err !== undefined) {
         // Which bound ran out, on the span of the hop that hit it (README "Phases on client spans").
         const timeoutPhase = timeoutPhaseOf(err);

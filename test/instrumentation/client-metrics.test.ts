@@ -99,6 +99,21 @@ describe('optional client metrics', () => {
         await close();
     });
 
+    it('without optionalMetrics, no connection is followed: a new socket gets no listener of the instrumentation', async () => {
+        const closeListeners = async (optionalMetrics: boolean) => {
+            const { api, agents, close } = instrumented(optionalMetrics);
+            await api.post(`${base}/echo`, { payload: 'hello' });
+            const sockets = Object.values(agents.http.freeSockets).flat();
+            expect(sockets).toHaveLength(1);
+            const count = sockets[0]!.listenerCount('close');
+            await close();
+            return count;
+        };
+        const without = await closeListeners(false);
+        // With them, http.client.connection.duration waits for the connection's close.
+        expect(await closeListeners(true)).toBe(without + 1);
+    });
+
     it('http.client.request.body.size and http.client.response.body.size: histograms in By, with the attributes of the duration', async () => {
         const { api, otel, close } = instrumented(true);
         await api.post(`${base}/echo`, { payload: 'x'.repeat(1234) });
