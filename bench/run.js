@@ -1,9 +1,9 @@
 // `npm run bench`: every benchmark in one run (the client against its peers, static serving, the cost of
 // tracing, the errors, memory), printed as Markdown tables of ratios and written to bench/results.md (a quick or
 // partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look),
-// `--only=client|http2|cache-redis|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client and static sections also
-// run the build of another checkout, `tracewire@baseline`, interleaved beside this one) and `--rounds=N` (the
-// client section's measured rounds, for a comparison that needs more than the default 5).
+// `--only=client|http2|cache-redis|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client,
+// static and tracing sections also run the build of another checkout, `tracewire@baseline`, interleaved beside this
+// one) and `--rounds=N` (the client and tracing sections' measured rounds, for a comparison that needs more than the default 5).
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -58,7 +58,7 @@ function parseFlags(argv) {
     return flags;
 }
 
-/** The library built in another checkout (`npm ci && npm run build` there), for the client section to compare against. */
+/** The library built in another checkout (`npm ci && npm run build` there), for the client and tracing sections to compare against. */
 function loadBaseline(directory) {
     const entry = path.join(directory, 'dist/src/index.js');
     if (!existsSync(entry)) {
@@ -67,7 +67,7 @@ function loadBaseline(directory) {
         );
     }
 
-    // The client section loads it in a process of its own.
+    // The client and tracing sections load it in processes of their own.
     return { directory };
 }
 

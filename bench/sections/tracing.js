@@ -1,35 +1,56 @@
 // tracing: the CPU time that tracing adds to each client request, tracewire's `instrumentClient`
 // against `@opentelemetry/instrumentation-http` on raw node:http, on the same SDK set-up (context
-// manager, W3C propagator, BatchSpanProcessor, MeterProvider). Four processes, one per variant
-// (bench/children/traced-client.js), take turns against one keep-alive origin.
+// manager, W3C propagator, parent-based sampler, BatchSpanProcessor, MeterProvider); with `--baseline`,
+// also against the instrumentation of another checkout's build. One process per variant
+// (bench/children/traced-client.js, bench/lib/traced-variants.js), taking turns against one keep-alive origin.
 import { ask, startChild, stopChild } from '../lib/processes.js';
 import { formatNumber, formatRatio, markdownTable, median, rotate } from '../lib/stats.js';
 
-// `tracewire+sdk` and `tracewire+sdk-floor` split the added cost: the SDK set-up alone (its context
-// manager's async hooks run for every promise of a request), then the SDK calls that make the same
-// span and metric point by hand; what instrumentClient adds above that floor is its own work.
-const variants = ['tracewire', 'tracewire+sdk', 'tracewire+sdk-floor', 'tracewire+otel', 'node:http', 'node:http+otel'];
+// What tracing adds is a traced variant's CPU less its untraced client's, round by round. `tracewire+sdk` and
+// `tracewire+sdk-floor` split it: the SDK set up alone (its context manager's async hooks run for every
+// promise of a request), then the SDK calls that make the same span and metric point by hand.
+const variants = [
+    'tracewire',
+    'tracewire+sdk',
+    'tracewire+sdk-floor',
+    'tracewire+otel',
+    'tracewire+otel+events',
+    'tracewire+otel-sampled',
+    'tracewire+otel-unsampled',
+    'node:http',
+    'node:http+otel'
+];
+const baselineVariants = ['tracewire@baseline', 'tracewire+otel@baseline'];
 const concurrency = 50;
-const target = 0.4;
+const targets = {
+    // tracewire's added CPU / instrumentation-http's.
+    upstream: 0.5,
+    // tracewire's added CPU / the baseline build's.
+    baseline: 1,
+    // A sampled-out request's added CPU / a sampled one's.
+    sampledOut: 0.1
+};
 
-export async function runTracingSection({ quick, log }) {
-    const rounds = quick ? 2 : 5;
+export async function runTracingSection({ quick, baseline, rounds: roundsWanted, log }) {
+    const rounds = roundsWanted ?? (quick ? 2 : 5);
     const count = quick ? 2500 : 10_000;
+    const names = baseline === undefined ? variants : [...variants, ...baselineVariants];
     const origin = await startChild('../servers/origin.js');
     const children = {};
     try {
-        for (const variant of variants) {
-            children[variant] = await startChild('../children/traced-client.js', [variant, String(origin.port)]);
+        for (const variant of names) {
+            const args = [variant, String(origin.port), ...(baseline === undefined ? [] : [baseline.directory])];
+            children[variant] = await startChild('../children/traced-client.js', args);
         }
 
-        for (const variant of variants) {
+        for (const variant of names) {
             await ask(children[variant].child, { type: 'run', count: Math.round(count / 4), concurrency });
         }
 
         // samples[variant] = [{ cpuMicros, seconds }] per round.
-        const samples = Object.fromEntries(variants.map((variant) => [variant, []]));
+        const samples = Object.fromEntries(names.map((variant) => [variant, []]));
         for (let round = 0; round < rounds; round++) {
-            for (const variant of rotate(variants, round)) {
+            for (const variant of rotate(names, round)) {
                 samples[variant].push(await ask(children[variant].child, { type: 'run', count, concurrency }));
             }
 
@@ -37,11 +58,11 @@ export async function runTracingSection({ quick, log }) {
         }
 
         const spans = {};
-        for (const variant of ['tracewire+otel', 'node:http+otel']) {
+        for (const variant of names.filter((name) => name.includes('+otel'))) {
             spans[variant] = (await ask(children[variant].child, { type: 'spans' })).spans;
         }
 
-        return report(samples, spans, { rounds, count });
+        return report(samples, spans, { rounds, count, baseline });
     } finally {
         for (const handle of Object.values(children)) {
             await stopChild(handle);
@@ -51,92 +72,153 @@ export async function runTracingSection({ quick, log }) {
     }
 }
 
-function report(samples, spans, { rounds, count }) {
+/** A difference of CPU µs, with its sign. */
+function signed(value) {
+    return value < 0 ? `−${formatNumber(-value)}` : `+${formatNumber(value)}`;
+}
+
+function report(samples, spans, { rounds, count, baseline }) {
     const perRequest = (variant) => samples[variant].map(({ cpuMicros }) => cpuMicros / count);
     const rate = (variant) => median(samples[variant].map(({ seconds }) => count / seconds));
+    // Per round: the traced variant's CPU per request less the untraced one's of the same round.
     const added = (traced, plain) => {
-        const a = perRequest(traced);
         const b = perRequest(plain);
-        return a.map((value, index) => value - b[index]);
+        return perRequest(traced).map((value, index) => value - b[index]);
     };
-    const tracewireAdded = added('tracewire+otel', 'tracewire');
-    const otelAdded = added('node:http+otel', 'node:http');
-    const ratios = tracewireAdded.map((value, index) => value / otelAdded[index]);
-    const ratio = median(ratios);
-    const sdkAdded = added('tracewire+sdk', 'tracewire');
-    const floorAdded = added('tracewire+sdk-floor', 'tracewire');
-    const floorRatio = median(floorAdded.map((value, index) => value / otelAdded[index]));
-    const aboveFloor = added('tracewire+otel', 'tracewire+sdk-floor');
-    const pass = Number.isFinite(ratio) ? (ratio <= target ? 'pass' : '**FAIL**') : 'n/a';
+    const ratioOf = (numerator, denominator) => median(numerator.map((value, index) => value / denominator[index]));
+    const verdict = (ratio, target) => (Number.isFinite(ratio) ? (ratio <= target ? 'pass' : '**FAIL**') : 'n/a');
 
-    const table = markdownTable(
-        ['variant', 'req/s', 'client CPU µs/req', 'added by tracing, µs/req', 'spans exported'],
+    const ours = added('tracewire+otel', 'tracewire');
+    const upstream = added('node:http+otel', 'node:http');
+    // Both made as the work of an incoming request, whose `traceparent` was sampled or not.
+    const sampled = added('tracewire+otel-sampled', 'tracewire');
+    const sampledOut = added('tracewire+otel-unsampled', 'tracewire');
+    const sdkAlone = added('tracewire+sdk', 'tracewire');
+    const floor = added('tracewire+sdk-floor', 'tracewire');
+    const events = added('tracewire+otel+events', 'tracewire');
+    const previous = baseline === undefined ? undefined : added('tracewire+otel@baseline', 'tracewire@baseline');
+    // Over the SDK set up with nothing instrumented: what the instrumentation itself adds to a request of
+    // a service that has the SDK anyway, sampled or not.
+    const sampledOverSdk = added('tracewire+otel-sampled', 'tracewire+sdk');
+    const sampledOutOverSdk = added('tracewire+otel-unsampled', 'tracewire+sdk');
+
+    const checks = [
         [
-            ['tracewire', formatNumber(rate('tracewire')), formatNumber(median(perRequest('tracewire'))), '', ''],
-            [
-                'tracewire, SDK set up, nothing instrumented',
-                formatNumber(rate('tracewire+sdk')),
-                formatNumber(median(perRequest('tracewire+sdk'))),
-                `+${formatNumber(median(sdkAdded))}`,
-                ''
-            ],
-            [
-                'tracewire + the same span and metric made by hand (the SDK floor)',
-                formatNumber(rate('tracewire+sdk-floor')),
-                formatNumber(median(perRequest('tracewire+sdk-floor'))),
-                `+${formatNumber(median(floorAdded))}`,
-                ''
-            ],
-            [
-                'tracewire + `instrumentClient`',
-                formatNumber(rate('tracewire+otel')),
-                formatNumber(median(perRequest('tracewire+otel'))),
-                `**+${formatNumber(median(tracewireAdded))}**`,
-                String(spans['tracewire+otel'])
-            ],
-            ['raw node:http', formatNumber(rate('node:http')), formatNumber(median(perRequest('node:http'))), '', ''],
-            [
-                'raw node:http + `@opentelemetry/instrumentation-http`',
-                formatNumber(rate('node:http+otel')),
-                formatNumber(median(perRequest('node:http+otel'))),
-                `**+${formatNumber(median(otelAdded))}**`,
-                String(spans['node:http+otel'])
-            ]
+            "CPU added per traced request: tracewire `instrumentClient` / instrumentation-http's",
+            ratioOf(ours, upstream),
+            targets.upstream
+        ],
+        ...(previous === undefined
+            ? []
+            : [
+                  [
+                      "CPU added per traced request: this build's / the baseline build's",
+                      ratioOf(ours, previous),
+                      targets.baseline
+                  ]
+              ]),
+        [
+            "CPU added per sampled-out request (parent-based sampler, unsampled parent) / a sampled one's",
+            ratioOf(sampledOut, sampled),
+            targets.sampledOut
         ]
-    );
+    ];
     const targetTable = markdownTable(
         ['target', 'measured', 'required', 'result'],
         [
-            [
-                "CPU added per request: tracewire `instrumentClient` / instrumentation-http's",
+            ...checks.map(([name, ratio, target]) => [
+                name,
                 formatRatio(ratio),
                 `≤ ${formatRatio(target)}`,
-                pass
-            ],
+                verdict(ratio, target)
+            ]),
             [
-                "(floor) the SDK's own cost for the same span and metric / instrumentation-http's added cost",
-                formatRatio(floorRatio),
+                'the same, each over the SDK set up with nothing instrumented (the instrumentation alone)',
+                formatRatio(ratioOf(sampledOutOverSdk, sampledOverSdk)),
                 '',
                 'info'
             ],
-            ['(ours) instrumentClient above that floor, µs/req', `+${formatNumber(median(aboveFloor))}`, '', 'info']
+            [
+                "(floor) the same span and metric point made by hand / instrumentation-http's added CPU",
+                formatRatio(ratioOf(floor, upstream)),
+                '',
+                'info'
+            ],
+            [
+                '`phaseEvents: true` adds, µs/req',
+                signed(median(events.map((value, index) => value - ours[index]))),
+                '',
+                'info'
+            ]
+        ]
+    );
+
+    const row = (label, variant, addedCpu, exported = '') => [
+        label,
+        formatNumber(rate(variant)),
+        formatNumber(median(perRequest(variant))),
+        addedCpu === undefined ? '' : signed(median(addedCpu)),
+        exported === '' ? '' : String(exported)
+    ];
+    const table = markdownTable(
+        ['variant', 'req/s', 'client CPU µs/req', 'added by tracing, µs/req', 'spans exported'],
+        [
+            row('tracewire', 'tracewire'),
+            row('tracewire, SDK set up, nothing instrumented', 'tracewire+sdk', sdkAlone),
+            row('tracewire + the same span and metric made by hand (the SDK floor)', 'tracewire+sdk-floor', floor),
+            row('tracewire + `instrumentClient`', 'tracewire+otel', ours, spans['tracewire+otel']),
+            row('the same, `phaseEvents: true`', 'tracewire+otel+events', events, spans['tracewire+otel+events']),
+            row(
+                'the same (default config), each request under a sampled remote parent',
+                'tracewire+otel-sampled',
+                sampled,
+                spans['tracewire+otel-sampled']
+            ),
+            row(
+                'the same, each request under a remote parent not sampled',
+                'tracewire+otel-unsampled',
+                sampledOut,
+                spans['tracewire+otel-unsampled']
+            ),
+            ...(previous === undefined
+                ? []
+                : [
+                      row('tracewire@baseline', 'tracewire@baseline'),
+                      row(
+                          'tracewire@baseline + its `instrumentClient`',
+                          'tracewire+otel@baseline',
+                          previous,
+                          spans['tracewire+otel@baseline']
+                      )
+                  ]),
+            row('raw node:http', 'node:http'),
+            row(
+                'raw node:http + `@opentelemetry/instrumentation-http`',
+                'node:http+otel',
+                upstream,
+                spans['node:http+otel']
+            )
         ]
     );
     const note = [
         `${formatNumber(count)} GETs of 100 B, concurrency ${concurrency}, per variant and round; medians of ${rounds} interleaved rounds`,
         'after a warm-up; each variant in its own process (a context manager and the patched `http` module are',
-        "process-wide). CPU µs/req: the client process's user + system time (process.cpuUsage) per request. The `+otel`",
-        'variants share one set-up: AsyncLocalStorageContextManager, W3C propagator, BatchSpanProcessor to an exporter',
-        "that drops the spans, MeterProvider with a periodic reader; each turns the context manager's async hooks on at",
-        "start, as a service's first `context.with()` does. The ratio is the median of the per-round ratios of the",
-        'two added costs. The floor variant makes, around each request of the plain client, the span (same name, kind and',
-        'eight attributes, W3C context injected into the sent headers) and the duration point (same five attributes) that',
-        '`instrumentClient` emits, with no event pipeline or listener: no instrumentation of this client emitting them can',
-        'cost less.'
+        "process-wide). CPU µs/req: the client process's user + system time (process.cpuUsage) per request. Every",
+        'variant with the SDK shares one set-up: AsyncLocalStorageContextManager, W3C propagator, the parent-based',
+        'sampler, BatchSpanProcessor to an exporter that drops the spans, MeterProvider with a periodic reader; each',
+        "turns the context manager's async hooks on at start, as a service's first `context.with()` does. What tracing",
+        "adds is a traced variant's CPU less its untraced client's in the same round; each ratio is the median of the",
+        'per-round ratios. The sampled and sampled-out variants make each request under a remote parent, as a service',
+        'does the work of an incoming request, whose `traceparent` was sampled or not. A sampled-out request still makes',
+        'its non-recording span (the sampler decides inside',
+        '`startSpan`), injects its unsampled context and records its `http.client.request.duration` point: metrics are',
+        'not sampled. The floor variant makes, around each request of the plain client, the span (same name, kind and',
+        'eight attributes, W3C context injected into the sent headers) and the duration point (same five attributes)',
+        "that `instrumentClient` emits, with no event pipeline or listener: the SDK's own cost for them."
     ].join('\n');
     return {
         title: 'tracing',
         markdown: `${targetTable}\n\n${table}\n\n${note}`,
-        failures: pass === 'pass' ? 0 : 1
+        failures: checks.filter(([, ratio, target]) => verdict(ratio, target) !== 'pass').length
     };
 }
