@@ -70,7 +70,8 @@ export function describeCacheStore(
     closeStore?: (store: CacheStore) => void | Promise<void>,
     traits: StoreTraits = {}
 ): void {
-    const itEvicts = traits.totalBounds === 'server' ? it.skip : it;
+    // Not registered at all for a store whose server keeps the bounds: they are not this store's to keep.
+    const itEvicts = traits.totalBounds === 'server' ? (_name: string, _test: () => Promise<void>) => {} : it;
     describe(`CacheStore contract: ${name}`, () => {
         const made: CacheStore[] = [];
         async function store(bounds: StoreBounds = {}): Promise<CacheStore> {
