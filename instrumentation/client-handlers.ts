@@ -1,6 +1,9 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { context, propagation, type Tracer, trace } from '@opentelemetry/api';
+import { context, type Link, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
 import type { ResponseDetails } from '../src/client/contract/types.js';
+import { afterErrorRead } from '../src/client/pipeline/error-read.js';
+import { openSessionsOf } from '../src/client/wire/session-census.js';
+import { ATTR_PROBLEM_TYPE, receivedProblemType } from '../src/errors/span-attributes.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
 import {
@@ -21,6 +24,7 @@ import { guarded, reportError, resolveProviders } from './providers.js';
 import { callerContext, createRequestUntraced, isTracingSuppressed } from './request-scope.js';
 import { SeenAgents } from './seen-agents.js';
 import { recordPhases } from './span-phases.js';
+import { StoreErrorCounter } from './store-errors.js';
 
 type TracedHop = HopRecord<ClientHandlers>;
 
@@ -32,7 +36,10 @@ type TracedResponse = IncomingMessage & { [responseHopKey]?: TracedHop | undefin
 // The same for the hop a uri belongs to, from `preRequest` to `response`; null for a hop claimed
 // but not recorded (ignored, or tracing suppressed). The record names its owner.
 const uriHopKey = Symbol('tracewire.uriHop');
-type TracedUri = HopUri & { [uriHopKey]?: TracedHop | null | undefined };
+// The span of a recorded hop, kept after its end: the calls that waited for its fetch (request
+// coalescing, `uri.collapsedInto`) link their spans to it.
+const uriSpanKey = Symbol('tracewire.uriSpan');
+type TracedUri = HopUri & { [uriHopKey]?: TracedHop | null | undefined; [uriSpanKey]?: Span };
 
 /**
  * One handler per pipeline event (README "The event pipeline"); the state of a hop rides on its
@@ -49,6 +56,7 @@ export class ClientHandlers {
     private readonly connections: OpenConnections | undefined;
     private readonly connectionMetrics: ConnectionMetrics | undefined;
     private readonly agents: SeenAgents | undefined;
+    private readonly storeErrors: StoreErrorCounter;
     // `preRequest` and `request` of a hop are emitted in the same tick, around `http.request()`:
     // this links the ClientRequest to the hop that was just started.
     private pending: TracedHop | undefined;
@@ -63,15 +71,21 @@ export class ClientHandlers {
         this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
         this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
         this.phaseEvents = config.phaseEvents === true;
+        this.storeErrors = new StoreErrorCounter(meter);
         if (config.optionalMetrics === true) {
             const agents = new SeenAgents(() => client.agents);
             this.agents = agents;
-            this.connections = new OpenConnections(meter, () => agents.agents());
+            this.connections = new OpenConnections(
+                meter,
+                () => agents.agents(),
+                () => openSessionsOf(client.agents ?? undefined)
+            );
             this.connectionMetrics = new ConnectionMetrics(meter);
         }
     }
 
     stop(): void {
+        this.storeErrors.stop();
         this.connections?.stop();
     }
 
@@ -155,9 +169,34 @@ export class ClientHandlers {
         }
     };
 
-    /** The `end` or `close` of a followed response (whichever comes first). */
+    /**
+     * The `end` or `close` of a followed response (whichever comes first). The span of a 4xx/5xx that a
+     * helper reads waits for the helper's error, which alone knows the problem type of the body
+     * (pipeline/error-read.ts); it ends at the time the body did.
+     */
     onResponseDone(hop: TracedHop, res: IncomingMessage): void {
-        this.endHop(hop, responseEnd(hop, res));
+        const end = responseEnd(hop, res);
+        if (!hop.recording || (res.statusCode as number) < 400) {
+            this.endHop(hop, end);
+            return;
+        }
+
+        const endTime = performance.now();
+        const waits = afterErrorRead(res, (err) => {
+            try {
+                const problemType = receivedProblemType(err);
+                if (problemType !== undefined) {
+                    hop.span.setAttribute(ATTR_PROBLEM_TYPE, problemType);
+                }
+
+                this.endHop(hop, end, endTime);
+            } catch (listenerError) {
+                reportError('response listener', listenerError);
+            }
+        });
+        if (!waits) {
+            this.endHop(hop, end);
+        }
     }
 
     private startHop(uri: HopUri, options: HopOptions): void {
@@ -171,7 +210,10 @@ export class ClientHandlers {
             return;
         }
 
-        const { span, metricAttributes } = openHopSpan(this.tracer, uri, options, parent);
+        const fetcher = uri.collapsedInto?.[uriSpanKey as never] as Span | undefined;
+        const links: Link[] | undefined = fetcher === undefined ? undefined : [{ context: fetcher.spanContext() }];
+        const { span, metricAttributes } = openHopSpan(this.tracer, uri, options, parent, links);
+        (uri as TracedUri)[uriSpanKey] = span;
         const optional = this.metrics.optional;
         // The active-requests counter must go down with the very attributes it went up with.
         const activeAttributes = optional === undefined ? undefined : { ...metricAttributes };
@@ -225,7 +267,7 @@ export class ClientHandlers {
     }
 
     /** Ends a hop: its status, sizes and error, the `responseHook`, the span, then the metric points. */
-    private endHop(hop: TracedHop, end: HopEnd): void {
+    private endHop(hop: TracedHop, end: HopEnd, endTime?: number): void {
         const { err, res } = end;
         // Read at the end: `end` and `download` are set once the body has been read. Before the
         // outcome, so the span's events run in time order, its `exception` last.
@@ -256,7 +298,8 @@ export class ClientHandlers {
                           res,
                           error: err
                       });
-                  }
+                  },
+            endTime
         );
     }
 }

@@ -1,5 +1,14 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import {
+    type Attributes,
+    type Context,
+    type Link,
+    type Span,
+    SpanKind,
+    type SpanOptions,
+    SpanStatusCode,
+    type Tracer
+} from '@opentelemetry/api';
 import type { EffectiveOptions, RequestUri, ResponseDetails } from '../src/client/contract/types.js';
 import {
     ATTR_URL_TEMPLATE,
@@ -27,6 +36,7 @@ import {
     ERROR_TYPE_VALUE_OTHER
 } from './semconv.js';
 import { ATTR_TIMEOUT_PHASE, timeoutPhaseOf } from './span-phases.js';
+import { addResendReason, protocolVersionOf, recordSessionEnd } from './transport-attributes.js';
 
 /** What the instrumentation keeps of one hop, from its `preRequest` to the end of its response. */
 export interface HopRecord<Owner = unknown> extends Measured {
@@ -62,7 +72,8 @@ export function openHopSpan(
     tracer: Tracer,
     uri: RequestUri,
     options: EffectiveOptions,
-    parent: Context
+    parent: Context,
+    links: Link[] | undefined
 ): { span: Span; metricAttributes: Attributes } {
     const method = normalizeMethod(uri.method ?? 'GET');
     const address = serverAddress(uri);
@@ -94,8 +105,14 @@ export function openHopSpan(
         attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = resendCount;
     }
 
+    addResendReason(attributes, uri.resendReason);
     const name = route === undefined ? method.spanName : `${method.spanName} ${route}`;
-    const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+    const spanOptions: SpanOptions = { kind: SpanKind.CLIENT, attributes };
+    if (links !== undefined) {
+        spanOptions.links = links;
+    }
+
+    const span = tracer.startSpan(name, spanOptions, parent);
     return { span, metricAttributes };
 }
 
@@ -110,7 +127,7 @@ export function recordRequestHeaders(span: Span, captured: CapturedHeaders, req:
 export function recordResponse(hop: HopRecord, res: IncomingMessage, captured: CapturedHeaders): void {
     const { span, metricAttributes, recording } = hop;
     const statusCode = res.statusCode as number;
-    const version = res.httpVersion;
+    const version = protocolVersionOf(res.httpVersion);
     metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
     metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = version;
     addCacheOutcome(recording ? span : undefined, metricAttributes, res);
@@ -181,6 +198,7 @@ export function recordOutcome(hop: HopRecord, end: HopEnd): void {
             span.setAttribute(ATTR_TIMEOUT_PHASE, timeoutPhase);
         }
 
+        recordSessionEnd(span, err);
         span.recordException(causeOf(err) ?? err);
         span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
     } else if (interrupted) {

@@ -21,6 +21,7 @@ import {
     METRIC_DNS_LOOKUP_DURATION,
     METRIC_HTTP_CLIENT_CONNECTION_DURATION
 } from './semconv.js';
+import { protocolVersionOf } from './transport-attributes.js';
 
 /** What one hop tells about its connection and its name lookup, from the `response` event. */
 export interface ConnectionFacts {
@@ -93,7 +94,7 @@ export class ConnectionMetrics {
         attributes[ATTR_SERVER_PORT] = serverPort(uri);
         attributes[ATTR_URL_SCHEME] = uri.protocol.slice(0, -1);
         if (res !== undefined) {
-            attributes[ATTR_NETWORK_PROTOCOL_VERSION] = res.httpVersion;
+            attributes[ATTR_NETWORK_PROTOCOL_VERSION] = protocolVersionOf(res.httpVersion);
         }
 
         if (socket.remoteAddress !== undefined) {

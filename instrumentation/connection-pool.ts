@@ -1,6 +1,7 @@
 import type { Agent } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Attributes, Meter, ObservableResult, ObservableUpDownCounter } from '@opentelemetry/api';
+import type { OpenSession } from '../src/client/wire/session-census.js';
 import {
     ATTR_HTTP_CONNECTION_STATE,
     ATTR_SERVER_ADDRESS,
@@ -29,6 +30,7 @@ const knownSeriesLimit = 1000;
  * An agent keeps the sockets serving a request in `sockets` and the kept-alive ones waiting for
  * the next request in `freeSockets`, and drops a socket from both once it closes, so one look at
  * both is the state of the pool: `active` and `idle` connections per `server.address`/`server.port`.
+ * An HTTP/2 session is one connection, `active` while it carries a stream, whatever their number.
  */
 export class OpenConnections {
     private readonly gauge: ObservableUpDownCounter;
@@ -40,7 +42,8 @@ export class OpenConnections {
 
     constructor(
         meter: Meter,
-        private readonly agentsOf: () => Iterable<Agent>
+        private readonly agentsOf: () => Iterable<Agent>,
+        private readonly sessionsOf: () => Iterable<OpenSession>
     ) {
         this.gauge = meter.createObservableUpDownCounter(METRIC_HTTP_CLIENT_OPEN_CONNECTIONS, {
             description: 'Number of outbound HTTP connections that are currently active or idle on the client.',
@@ -64,6 +67,11 @@ export class OpenConnections {
             seen.add(agent);
             countPools(current, agent.sockets as Pools, HTTP_CONNECTION_STATE_VALUE_ACTIVE, agent);
             countPools(current, agent.freeSockets as Pools, HTTP_CONNECTION_STATE_VALUE_IDLE, agent);
+        }
+
+        for (const session of this.sessionsOf()) {
+            const state = session.active ? HTTP_CONNECTION_STATE_VALUE_ACTIVE : HTTP_CONNECTION_STATE_VALUE_IDLE;
+            add(current, state, session.address, session.port, 1);
         }
 
         for (const [key, series] of current) {

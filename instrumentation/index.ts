@@ -3,9 +3,11 @@
  * (`instrumentClient` for one client, `TracewireInstrumentation` for every client of the process
  * through the client's diagnostics channels), a hapi plugin for server spans (`tracing`), the helper that keeps
  * `@opentelemetry/instrumentation-http` from tracing tracewire requests a second time, and the
- * names of the attributes the static plugin puts on server spans.
+ * names of the attributes tracewire adds to the conventions' (the static plugin's, the problem type,
+ * the transport's).
  */
 
+export { ATTR_PROBLEM_TYPE } from '../src/errors/span-attributes.js';
 export { ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE } from '../src/static/span-attributes.js';
 export { ATTR_TRACEWIRE_CACHE } from './cache-outcome.js';
 export { type ClientInstrumentation, instrumentClient } from './client.js';
@@ -33,4 +35,15 @@ export {
     withRequestContext
 } from './server.js';
 export { ATTR_TIMEOUT_PHASE, PHASE_ATTRIBUTES, PHASE_EVENTS } from './span-phases.js';
+export {
+    ATTR_CACHE_STORE,
+    ATTR_CACHE_STORE_FAILURE,
+    ATTR_CACHE_STORE_OPERATION,
+    METRIC_CACHE_STORE_ERRORS
+} from './store-errors.js';
 export { INSTRUMENTATION_VERSION, TracewireInstrumentation } from './tracewire-instrumentation.js';
+export {
+    ATTR_HTTP2_GOAWAY_ERROR_CODE,
+    ATTR_HTTP2_SESSION_END,
+    ATTR_RESEND_REASON
+} from './transport-attributes.js';

@@ -21,7 +21,9 @@ export function endMeasured(
     metrics: HttpMetrics,
     requestBytes: number | undefined,
     responseBytes: number | undefined,
-    beforeEnd?: () => void
+    beforeEnd?: () => void,
+    /** `performance.now()` at the end, when it came before this call; now by default. */
+    endTime?: number
 ): void {
     const span = measured.span;
     if (requestBytes !== undefined) {
@@ -33,9 +35,9 @@ export function endMeasured(
     }
 
     beforeEnd?.();
-    span.end();
+    span.end(endTime);
     const metricAttributes = measured.metricAttributes;
-    metrics.duration.record((performance.now() - measured.startTime) / 1000, metricAttributes);
+    metrics.duration.record(((endTime ?? performance.now()) - measured.startTime) / 1000, metricAttributes);
     const optional = metrics.optional;
     if (optional !== undefined) {
         if (requestBytes !== undefined) {

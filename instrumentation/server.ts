@@ -13,6 +13,7 @@ import {
 import type { HapiPlugin, HapiRequest } from '../src/common/hapi-plugin.js';
 import { TRACING_PLUGIN } from '../src/common/tracing-plugin.js';
 import { isHttpError } from '../src/errors/http-error.js';
+import { ATTR_PROBLEM_TYPE, sentProblemType } from '../src/errors/span-attributes.js';
 import { recordHttpError } from '../src/static/error-span.js';
 import { type NormalizedMethod, normalizeMethod } from './attributes.js';
 import { type BodyCount, countOutgoingBody, receivedRequestBodyOf } from './body-size.js';
@@ -214,6 +215,14 @@ function endRequest(metrics: HttpMetrics, request: Request): void {
     metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
     metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = request.raw.req.httpVersion;
     recordHttpError(span, error);
+    if (statusCode >= 400) {
+        // The problem type the problemDetails plugin sent, as the client's span records the one it received.
+        const problemType = sentProblemType(request);
+        if (problemType !== undefined) {
+            span.setAttribute(ATTR_PROBLEM_TYPE, problemType);
+        }
+    }
+
     if (statusCode >= 500) {
         // Only 5xx is a server error; a 4xx is the client's and leaves the status unset.
         metricAttributes[ATTR_ERROR_TYPE] = String(statusCode);

@@ -169,7 +169,7 @@ describe('stale connections: a request that fails on a reused connection the ser
         expect(res.statusCode).toBe(200);
     });
 
-    it('counts in the span as a re-send (http.request.resend_count)', async () => {
+    it('counts in the span as a re-send (http.request.resend_count), and says why (tracewire.resend.reason)', async () => {
         const otel = setupOtel();
         const api = new Client().defaults({ events: true });
         const instrumentation = instrumentClient(api, otel);
@@ -177,6 +177,12 @@ describe('stale connections: a request that fails on a reused connection the ser
         await api.get(`${server.url}/close-reused`);
         const spans = otel.spans();
         expect(spans.map((span) => span.attributes['http.request.resend_count'])).toEqual([undefined, undefined, 1]);
+        // Why it is a re-send, beside the count the conventions define.
+        expect(spans.map((span) => span.attributes['tracewire.resend.reason'])).toEqual([
+            undefined,
+            undefined,
+            'stale-connection'
+        ]);
         expect(spans[1]?.attributes['error.type']).toBe('ECONNRESET');
         instrumentation.disable();
         await otel.shutdown();

@@ -3,7 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
 import { METRIC_HTTP_CLIENT_REQUEST_DURATION } from '@opentelemetry/semantic-conventions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ATTR_TRACEWIRE_CACHE, instrumentClient } from '../../instrumentation/index.js';
+import {
+    ATTR_CACHE_STORE,
+    ATTR_CACHE_STORE_FAILURE,
+    ATTR_CACHE_STORE_OPERATION,
+    ATTR_TRACEWIRE_CACHE,
+    instrumentClient,
+    METRIC_CACHE_STORE_ERRORS
+} from '../../instrumentation/index.js';
+import type { CacheStore } from '../../src/client/contract/cache-store.js';
 import { Client } from '../../src/client/surface/client.js';
 import { setupOtel } from './otel.js';
 
@@ -17,6 +25,14 @@ let served = 0;
 beforeAll(async () => {
     server = createServer((req, res) => {
         served++;
+        if (req.url === '/slow') {
+            setTimeout(() => {
+                res.writeHead(200, { 'cache-control': 'max-age=60' });
+                res.end('slow body');
+            }, 100);
+            return;
+        }
+
         if (req.headers['if-none-match'] === '"v"') {
             res.writeHead(304, { etag: '"v"', 'cache-control': 'max-age=0' });
             res.end();
@@ -58,6 +74,71 @@ describe('instrumentation of a cached client', () => {
             expect(served).toBe(3);
         } finally {
             handle.disable?.();
+        }
+    });
+
+    it("the calls that waited for another call's fetch (request coalescing) link their spans to the span that fetched", async () => {
+        const client = new Client().defaults({ events: true, cache: true });
+        const handle = instrumentClient(client, {
+            tracerProvider: otel.tracerProvider,
+            meterProvider: otel.meterProvider
+        });
+        otel.reset();
+        const servedBefore = served;
+        try {
+            await Promise.all([1, 2, 3].map(() => client.get(`${origin}/slow`)));
+            expect(served - servedBefore).toBe(1);
+            await expect.poll(() => otel.spans().length).toBe(3);
+            const spans = otel.spans();
+            const fetcher = spans.find((span) => span.attributes[ATTR_TRACEWIRE_CACHE] === 'miss')!;
+            const waiters = spans.filter((span) => span !== fetcher);
+            expect(waiters).toHaveLength(2);
+            for (const waiter of waiters) {
+                expect(waiter.links.map((link) => link.context.spanId)).toEqual([fetcher.spanContext().spanId]);
+            }
+
+            expect(fetcher.links).toEqual([]);
+        } finally {
+            handle.disable?.();
+        }
+    });
+
+    it('a failing store is counted in tracewire.cache.store.errors, by operation and failure, once per failure', async () => {
+        class BrokenStore implements CacheStore {
+            async get(): Promise<never> {
+                throw new Error('store down');
+            }
+
+            async set(): Promise<void> {
+                throw new Error('store down');
+            }
+
+            async delete(): Promise<void> {}
+        }
+
+        const client = new Client().defaults({ events: true, cache: { store: new BrokenStore() } });
+        // Two instrumentations (of two clients) hear the same failures: each is counted once.
+        const handles = [client, new Client().defaults({ events: true })].map((instrumented) =>
+            instrumentClient(instrumented, { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider })
+        );
+        try {
+            const { payload } = await client.get(`${origin}/fresh`);
+            expect(String(payload)).toBe('body');
+            const metric = (await otel.metrics()).get(METRIC_CACHE_STORE_ERRORS);
+            const points = metric!.points.map((point) => ({
+                operation: point.attributes[ATTR_CACHE_STORE_OPERATION],
+                failure: point.attributes[ATTR_CACHE_STORE_FAILURE],
+                store: point.attributes[ATTR_CACHE_STORE],
+                value: point.value
+            }));
+            expect(points.sort((a, b) => String(a.operation).localeCompare(String(b.operation)))).toEqual([
+                { operation: 'get', failure: 'error', store: 'BrokenStore', value: 1 },
+                { operation: 'set', failure: 'error', store: 'BrokenStore', value: 1 }
+            ]);
+        } finally {
+            for (const handle of handles) {
+                handle.disable?.();
+            }
         }
     });
 });

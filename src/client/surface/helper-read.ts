@@ -6,6 +6,7 @@ import type { HopResponse, ReadOptions, ResponseErrorData } from '../contract/ty
 import type { Finisher } from '../flow/finisher.js';
 import { attemptsOf } from '../flow/retry.js';
 import { readOptionsOver, type StoredDefaults } from '../options/options.js';
+import { errorReadSettled, errorReadStarted } from '../pipeline/error-read.js';
 
 /** The finisher of a per-method helper: reads the final response with the read options of the call. */
 export class ReadForHelper implements Finisher {
@@ -54,7 +55,12 @@ export class HelperRead implements ReadSink {
         private readonly res: HopResponse,
         private readonly resolve: (value: unknown) => void,
         private readonly reject: (err: HttpError) => void
-    ) {}
+    ) {
+        // Its error is the last thing the hop's observers learn (pipeline/error-read.ts).
+        if ((res.statusCode as number) >= 400) {
+            errorReadStarted(res);
+        }
+    }
 
     readSucceeded(payload: unknown, bodyBytes: number): void {
         const res = this.res;
@@ -76,12 +82,18 @@ export class HelperRead implements ReadSink {
             data.problem = problem;
         }
 
-        this.reject(responseError(statusCode, res.statusMessage as string, data));
+        this.rejectWith(responseError(statusCode, res.statusMessage as string, data));
     }
 
     /** A read failure carries the response it was reading as `data.res`. */
     readFailed(err: HttpError): void {
-        this.reject(withResponse(err, this.res));
+        this.rejectWith(withResponse(err, this.res));
+    }
+
+    /** The hop's observers hear of the error before the caller does: a span ends before the caller's handler runs. */
+    private rejectWith(err: HttpError): void {
+        errorReadSettled(this.res, err);
+        this.reject(err);
     }
 }
 

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { BoundedMemo } from '../../../common/bounded-memo.js';
 import type { Agents } from '../../contract/types.js';
+import { enrolSessionCensus, type OpenSession, type SessionCensus } from '../session-census.js';
 import type { ConnectionMoments } from '../transport.js';
 import { type ConnectionTarget, type Opening, openConnection } from './connect.js';
 import { LiveSession, type SessionOwner } from './session.js';
@@ -43,6 +44,7 @@ export function sessionPoolOf(agents: Agents): SessionPool {
     if (pool === undefined) {
         pool = new SessionPool();
         poolsByAgents.set(agents, pool);
+        enrolSessionCensus(agents, pool);
     }
 
     return pool;
@@ -93,15 +95,16 @@ class OriginSessions implements SessionOwner {
     }
 }
 
-export class SessionPool {
+export class SessionPool implements SessionCensus {
     private readonly origins = new Map<string, OriginSessions>();
     private readonly http1Origins = new BoundedMemo<string, true>(originLimit);
 
-    /** The sessions open now, for the metrics of open connections: each with whether it carries a stream. */
-    *openSessions(): IterableIterator<{ readonly session: LiveSession; readonly target: ConnectionTarget }> {
+    /** The sessions open now, for the metrics of open connections (session-census.ts). */
+    *openSessions(): Generator<OpenSession> {
         for (const origin of this.origins.values()) {
+            const { hostname, port } = origin.target.destination;
             for (const session of origin.sessions) {
-                yield { session, target: origin.target };
+                yield { address: hostname, port, active: session.active > 0 };
             }
         }
     }
