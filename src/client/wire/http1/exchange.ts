@@ -60,6 +60,8 @@ type ConnectingSocket = Socket & { [connectingFor]?: Http1Exchange | undefined }
 class Http1Exchange implements Exchange, UploadOwner {
     // Set once the hop let go of the exchange (it failed or was stopped): nothing more is reported or sent.
     private cancelled = false;
+    // The response arrived: the request's `close` that follows every exchange then reports nothing.
+    private answered = false;
 
     constructor(
         readonly hop: ExchangeHop,
@@ -159,6 +161,7 @@ class Http1Exchange implements Exchange, UploadOwner {
             return;
         }
 
+        this.answered = true;
         this.hop.responded(res);
     }
 
@@ -172,7 +175,8 @@ class Http1Exchange implements Exchange, UploadOwner {
 
     requestClosed(): void {
         // Closed before a response and without an error: the caller called req.abort() (Node reports no error for it).
-        if (!this.cancelled) {
+        // Checked before the error is made: every exchange's request closes, and an error costs its stack.
+        if (!this.cancelled && !this.answered) {
             this.hop.failed(aborted(undefined, 'request'));
         }
     }
