@@ -32,42 +32,37 @@ const targets = {
 };
 
 export async function runTracingSection({ quick, baseline, rounds: roundsWanted, log }) {
-    const rounds = roundsWanted ?? (quick ? 2 : 5);
+    const rounds = roundsWanted ?? (quick ? 3 : 9);
     const count = quick ? 2500 : 10_000;
     const names = baseline === undefined ? variants : [...variants, ...baselineVariants];
     const origin = await startChild('../servers/origin.js');
-    const children = {};
     try {
-        for (const variant of names) {
-            const args = [variant, String(origin.port), ...(baseline === undefined ? [] : [baseline.directory])];
-            children[variant] = await startChild('../children/traced-client.js', args);
-        }
-
-        for (const variant of names) {
-            await ask(children[variant].child, { type: 'run', count: Math.round(count / 4), concurrency });
-        }
-
-        // samples[variant] = [{ cpuMicros, seconds }] per round.
+        // samples[variant] = [{ cpuMicros, seconds }] per round; spans[variant]: spans exported, all rounds.
         const samples = Object.fromEntries(names.map((variant) => [variant, []]));
+        const spans = Object.fromEntries(names.filter((name) => name.includes('+otel')).map((name) => [name, 0]));
         for (let round = 0; round < rounds; round++) {
             for (const variant of rotate(names, round)) {
-                samples[variant].push(await ask(children[variant].child, { type: 'run', count, concurrency }));
+                // A process of its own each round: one process's JIT can settle in a costlier (or cheaper)
+                // state than the next one's for the whole of its life, a spread wider than the differences
+                // measured here; the median over fresh processes is the typical state.
+                const args = [variant, String(origin.port), ...(baseline === undefined ? [] : [baseline.directory])];
+                const handle = await startChild('../children/traced-client.js', args);
+                try {
+                    await ask(handle.child, { type: 'run', count: Math.round(count / 4), concurrency });
+                    samples[variant].push(await ask(handle.child, { type: 'run', count, concurrency }));
+                    if (variant in spans) {
+                        spans[variant] += (await ask(handle.child, { type: 'spans' })).spans;
+                    }
+                } finally {
+                    await stopChild(handle);
+                }
             }
 
             log(`  round ${round + 1} of ${rounds} done`);
         }
 
-        const spans = {};
-        for (const variant of names.filter((name) => name.includes('+otel'))) {
-            spans[variant] = (await ask(children[variant].child, { type: 'spans' })).spans;
-        }
-
         return report(samples, spans, { rounds, count, baseline });
     } finally {
-        for (const handle of Object.values(children)) {
-            await stopChild(handle);
-        }
-
         await stopChild(origin);
     }
 }
@@ -202,8 +197,9 @@ function report(samples, spans, { rounds, count, baseline }) {
     );
     const note = [
         `${formatNumber(count)} GETs of 100 B, concurrency ${concurrency}, per variant and round; medians of ${rounds} interleaved rounds`,
-        'after a warm-up; each variant in its own process (a context manager and the patched `http` module are',
-        "process-wide). CPU µs/req: the client process's user + system time (process.cpuUsage) per request. Every",
+        'after a warm-up of a quarter as many; each variant in a fresh process of its own each round (a context manager and the',
+        'patched `http` module are process-wide, and one process can keep a costlier or cheaper JIT state all its life).',
+        "CPU µs/req: the client process's user + system time (process.cpuUsage) per request. Every",
         'variant with the SDK shares one set-up: AsyncLocalStorageContextManager, W3C propagator, the parent-based',
         'sampler, BatchSpanProcessor to an exporter that drops the spans, MeterProvider with a periodic reader; each',
         "turns the context manager's async hooks on at start, as a service's first `context.with()` does. What tracing",
