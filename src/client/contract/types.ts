@@ -143,7 +143,7 @@ export interface Http2Options {
      * alive); 0 keeps it until the server closes it. Default 60 000.
      */
     idleTimeout?: number | null | undefined;
-    /** The receive window of each stream (`SETTINGS_INITIAL_WINDOW_SIZE`), in bytes. Default 4 MiB. */
+    /** The receive window of each stream (`SETTINGS_INITIAL_WINDOW_SIZE`), in bytes. Default 1 MiB. */
     initialWindowSize?: number | null | undefined;
     /** The receive window of each session, shared by its streams, in bytes. Default 16 MiB. */
     connectionWindowSize?: number | null | undefined;
