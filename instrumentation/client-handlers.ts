@@ -213,13 +213,16 @@ export class ClientHandlers {
         const fetcher = uri.collapsedInto?.[uriSpanKey as never] as Span | undefined;
         const links: Link[] | undefined = fetcher === undefined ? undefined : [{ context: fetcher.spanContext() }];
         const { span, metricAttributes } = openHopSpan(this.tracer, uri, options, parent, links);
-        (uri as TracedUri)[uriSpanKey] = span;
         const optional = this.metrics.optional;
         // The active-requests counter must go down with the very attributes it went up with.
         const activeAttributes = optional === undefined ? undefined : { ...metricAttributes };
         const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
         // A span the sampler dropped records nothing: no attribute of its is worked out (client-span.ts).
         const recording = span.isRecording();
+        if (recording && options.cache !== undefined && options.cache !== false) {
+            // Only a cached call's fetch can have waiters to link to it, and only a recorded span is worth a link.
+            (uri as TracedUri)[uriSpanKey] = span;
+        }
         const hop: TracedHop = {
             span,
             recording,

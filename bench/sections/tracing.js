@@ -5,21 +5,14 @@
 // (bench/children/traced-client.js, bench/lib/traced-variants.js), taking turns against one keep-alive origin.
 import { ask, startChild, stopChild } from '../lib/processes.js';
 import { formatNumber, formatRatio, markdownTable, median, rotate } from '../lib/stats.js';
+import { TRACED_VARIANTS } from '../lib/traced-variants.js';
 
 // What tracing adds is a traced variant's CPU less its untraced client's, round by round. `tracewire+sdk` and
 // `tracewire+sdk-floor` split it: the SDK set up alone (its context manager's async hooks run for every
 // promise of a request), then the SDK calls that make the same span and metric point by hand.
-const variants = [
-    'tracewire',
-    'tracewire+sdk',
-    'tracewire+sdk-floor',
-    'tracewire+otel',
-    'tracewire+otel+events',
-    'tracewire+otel-sampled',
-    'tracewire+otel-unsampled',
-    'node:http',
-    'node:http+otel'
-];
+// Every variant but the two the profile tools use alone (the pipeline's cost, and raw node:http with the SDK).
+const profileOnly = new Set(['tracewire+events', 'node:http+sdk']);
+const variants = TRACED_VARIANTS.filter((variant) => !profileOnly.has(variant));
 const baselineVariants = ['tracewire@baseline', 'tracewire+otel@baseline'];
 const concurrency = 50;
 const targets = {
