@@ -186,6 +186,49 @@ function serverDir(prefix: string): string {
     return dir;
 }
 
+/** The files of an nginx site under `dir`/www, and the test certificate beside them; returns the web root. */
+function writeNginxSite(
+    dir: string,
+    files: Record<string, string | Buffer>,
+    tls: { key: Buffer; cert: Buffer }
+): string {
+    const root = join(dir, 'www');
+    for (const [name, content] of Object.entries(files)) {
+        mkdirSync(join(root, name, '..'), { recursive: true, mode: 0o755 });
+        writeFileSync(join(root, name), content, { mode: 0o644 });
+    }
+
+    writeFileSync(join(dir, 'cert.pem'), tls.cert);
+    writeFileSync(join(dir, 'key.pem'), tls.key);
+    return root;
+}
+
+/**
+ * The start of an nginx configuration kept under `dir`, up to the opening of its `http` block: one worker,
+ * every path of its own in `dir`, the access log in `logFormat`, the MIME `types` given, gzip on for text.
+ */
+function nginxPreamble(dir: string, logFormat: string, types: string): string {
+    return `
+            ${isRoot ? 'user root root;' : ''}
+            worker_processes 1;
+            error_log ${join(dir, 'error.log')} notice;
+            pid ${join(dir, 'nginx.pid')};
+            events { worker_connections 1024; }
+            http {
+                client_body_temp_path ${join(dir, 'body')};
+                proxy_temp_path ${join(dir, 'proxy')};
+                fastcgi_temp_path ${join(dir, 'fastcgi')};
+                uwsgi_temp_path ${join(dir, 'uwsgi')};
+                scgi_temp_path ${join(dir, 'scgi')};
+                log_format tracewire '${logFormat}';
+                access_log ${join(dir, 'access.log')} tracewire;
+                types { ${types} }
+                default_type text/plain;
+                gzip on;
+                gzip_min_length 1;
+                gzip_types text/plain application/json;`;
+}
+
 export interface NginxPorts {
     /** Plain http; gzip on; keepalive_timeout 60s; keepalive_requests 1000. */
     http: number;
@@ -220,14 +263,7 @@ export async function startNginx(options: {
         4,
         async (picked) => {
             const dir = serverDir('tracewire-nginx-');
-            const root = join(dir, 'www');
-            for (const [name, content] of Object.entries(options.files)) {
-                mkdirSync(join(root, name, '..'), { recursive: true, mode: 0o755 });
-                writeFileSync(join(root, name), content, { mode: 0o644 });
-            }
-
-            writeFileSync(join(dir, 'cert.pem'), options.tls.cert);
-            writeFileSync(join(dir, 'key.pem'), options.tls.key);
+            const root = writeNginxSite(dir, options.files, options.tls);
             const [http = 0, https = 0, idle = 0, limited = 0] = picked;
             const ports: NginxPorts = { http, https, idle, limited };
             // The locations shared by every server block: what the tests ask of a real origin.
@@ -238,25 +274,7 @@ export async function startNginx(options: {
             location /static-gz/ { gzip_static on; }
             location /listed/ { default_type application/octet-stream; gzip off; add_header content-encoding $listed_coding; }
         `;
-            const conf = `
-            ${isRoot ? 'user root root;' : ''}
-            worker_processes 1;
-            error_log ${join(dir, 'error.log')} notice;
-            pid ${join(dir, 'nginx.pid')};
-            events { worker_connections 1024; }
-            http {
-                client_body_temp_path ${join(dir, 'body')};
-                proxy_temp_path ${join(dir, 'proxy')};
-                fastcgi_temp_path ${join(dir, 'fastcgi')};
-                uwsgi_temp_path ${join(dir, 'uwsgi')};
-                scgi_temp_path ${join(dir, 'scgi')};
-                log_format tracewire '$connection $connection_requests $request_method $request_uri $status';
-                access_log ${join(dir, 'access.log')} tracewire;
-                types { text/plain txt; application/json json; }
-                default_type text/plain;
-                gzip on;
-                gzip_min_length 1;
-                gzip_types text/plain application/json;
+            const conf = `${nginxPreamble(dir, '$connection $connection_requests $request_method $request_uri $status', 'text/plain txt; application/json json;')}
                 etag on;
                 map $uri $listed_coding {
                     default "";
@@ -357,16 +375,9 @@ export async function startNginxHttp2(options: {
         2,
         async ([port = 0, limitedPort = 0]) => {
             const dir = serverDir('tracewire-nginx-h2-');
-            const root = join(dir, 'www');
+            const root = writeNginxSite(dir, options.files, options.tls);
             mkdirSync(join(root, 'dav'), { recursive: true, mode: 0o777 });
             chmodSync(join(root, 'dav'), 0o777);
-            for (const [name, content] of Object.entries(options.files)) {
-                mkdirSync(join(root, name, '..'), { recursive: true, mode: 0o755 });
-                writeFileSync(join(root, name), content, { mode: 0o644 });
-            }
-
-            writeFileSync(join(dir, 'cert.pem'), options.tls.cert);
-            writeFileSync(join(dir, 'key.pem'), options.tls.key);
             const site = (listenPort: number, limits: string) => {
                 const { listen, http2 } = http2Directives(binary, listenPort);
                 return `server {
@@ -378,25 +389,11 @@ export async function startNginxHttp2(options: {
                     location /dav/ { dav_methods PUT; create_full_put_path on; client_max_body_size 64m; }
                 }`;
             };
-            const conf = `
-            ${isRoot ? 'user root root;' : ''}
-            worker_processes 1;
-            error_log ${join(dir, 'error.log')} notice;
-            pid ${join(dir, 'nginx.pid')};
-            events { worker_connections 1024; }
-            http {
-                client_body_temp_path ${join(dir, 'body')};
-                proxy_temp_path ${join(dir, 'proxy')};
-                fastcgi_temp_path ${join(dir, 'fastcgi')};
-                uwsgi_temp_path ${join(dir, 'uwsgi')};
-                scgi_temp_path ${join(dir, 'scgi')};
-                log_format tracewire '$connection $connection_requests $request_method $request_uri $status $server_protocol';
-                access_log ${join(dir, 'access.log')} tracewire;
-                types { text/plain txt; application/json json; application/octet-stream bin; }
-                default_type text/plain;
-                gzip on;
-                gzip_min_length 1;
-                gzip_types text/plain application/json;
+            const conf = `${nginxPreamble(
+                dir,
+                '$connection $connection_requests $request_method $request_uri $status $server_protocol',
+                'text/plain txt; application/json json; application/octet-stream bin;'
+            )}
                 ${site(port, '')}
                 ${site(limitedPort, `keepalive_requests ${options.maxRequests}; http2_max_concurrent_streams ${options.maxStreams};`)}
             }`;
