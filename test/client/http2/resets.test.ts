@@ -76,6 +76,8 @@ let cut: Cut = cuts[0] as Cut;
 let when: 'before' | 'mid' | 'answer' = 'answer';
 // The requests of /flaky so far: the first of each pair is reset.
 let flaky = 0;
+// How the raw server answers its next stream, when a test writes the whole answer itself.
+let rawAnswer: ((connection: RawConnection, streamId: number) => void) | undefined;
 
 beforeAll(async () => {
     server = await startHttp2(undefined);
@@ -102,6 +104,13 @@ beforeAll(async () => {
     raw = await startRawHttp2((connection) => {
         connection.settings();
         connection.on('request', (id: number) => {
+            const written = rawAnswer;
+            rawAnswer = undefined;
+            if (written !== undefined) {
+                written(connection, id);
+                return;
+            }
+
             const now = when;
             when = 'answer';
             if (now === 'before') {
@@ -126,6 +135,8 @@ afterAll(async () => {
 let timers = 0;
 let api: Client;
 beforeEach(() => {
+    // A cut written for the other server leaves this one's next stream to be answered.
+    when = 'answer';
     timers = timersBefore();
     api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
 });
@@ -206,5 +217,70 @@ describe('HTTP/2 resets: a stream cut half way through its body', () => {
         expect(value).toBeUndefined();
         expect(err?.message).toBe('Payload stream closed prematurely');
         await expectReleased(api, [server], timers);
+    });
+});
+
+describe('HTTP/2 resets: RST_STREAM after the body, without END_STREAM', () => {
+    // Seen from Node's own server under load: every byte its content-length declares, then RST_STREAM
+    // NO_ERROR where the last (empty) DATA frame with END_STREAM should have been.
+    const body = Buffer.alloc(40_000, 'x');
+    const cases = [
+        {
+            name: 'NO_ERROR after every declared byte',
+            length: body.length,
+            code: constants.NGHTTP2_NO_ERROR,
+            whole: true
+        },
+        {
+            name: 'NO_ERROR with bytes still declared',
+            length: body.length + 1,
+            code: constants.NGHTTP2_NO_ERROR,
+            whole: false
+        },
+        {
+            name: 'NO_ERROR after a body of no declared length',
+            length: undefined,
+            code: constants.NGHTTP2_NO_ERROR,
+            whole: false
+        },
+        { name: 'CANCEL after every declared byte', length: body.length, code: constants.NGHTTP2_CANCEL, whole: false }
+    ];
+    for (const one of cases) {
+        it(`${one.name}: ${one.whole ? 'the body is whole' : 'the read fails'}`, async () => {
+            rawAnswer = (connection, id) => {
+                connection.headers(id, 200, one.length === undefined ? {} : { 'content-length': String(one.length) });
+                // In frames of the default maximum size, the first window's worth.
+                for (let at = 0; at < body.length; at += 16_384) {
+                    connection.data(id, body.subarray(at, at + 16_384));
+                }
+
+                setTimeout(() => connection.rst(id, one.code), 20);
+            };
+            const { value, err } = await settled(api.get(`${raw.url}/framed`));
+            if (one.whole) {
+                expect(err).toBeUndefined();
+                expect(value?.payload).toEqual(body);
+                expect(value?.res.complete).toBe(true);
+            } else {
+                expect(value).toBeUndefined();
+                expect(err?.message).toBe('Payload stream closed prematurely');
+            }
+
+            const { res: after } = await api.get(`${raw.url}/after`);
+            expect(after.statusCode).toBe(200);
+            await expectReleased(api, [raw], timers);
+        });
+    }
+
+    it('a HEAD answered with a content-length, then NO_ERROR: the response is whole (it has no body)', async () => {
+        rawAnswer = (connection, id) => {
+            connection.headers(id, 200, { 'content-length': '1000' });
+            setTimeout(() => connection.rst(id, constants.NGHTTP2_NO_ERROR), 20);
+        };
+        const res = await api.request('HEAD', `${raw.url}/framed`);
+        const payload = await api.read(res);
+        expect(payload.length).toBe(0);
+        expect(res.complete).toBe(true);
+        await expectReleased(api, [raw], timers);
     });
 });

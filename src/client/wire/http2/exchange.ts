@@ -255,6 +255,7 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         const { headers, rawHeaders } = responseFields(received, raw);
         const res = responseOfStream(
             this.stream as ClientHttp2Stream,
+            this.hop.method,
             Number(received[':status']),
             headers,
             rawHeaders
