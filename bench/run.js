@@ -3,7 +3,7 @@
 // partial run: bench/results.partial.md, not committed). Flags: `--quick` (shorter runs, for a first look),
 // `--only=client|http2|cache-redis|static|tracing|errors|memory` (comma-separated) and `--baseline=<dir>` (the client,
 // static and tracing sections also run the build of another checkout, `tracewire@baseline`, interleaved beside this
-// one) and `--rounds=N` (the client and tracing sections' measured rounds, for a comparison that needs more than the default 5).
+// one) and `--rounds=N` (the client, http2 and tracing sections' measured rounds, for a comparison that needs more than the default 5).
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';

@@ -1,6 +1,7 @@
 // http2: tracewire's HTTP/2 against undici 8's (HTTP/2 on by default) and against tracewire's own
 // HTTP/1.1, all talking to one node:http2 server over TLS (bench/servers/h2-origin.js) that also answers
-// HTTP/1.1. Each client runs in a process of its own (children/h2-runner.js); the rounds interleave them.
+// HTTP/1.1. Each client runs in a process of its own (children/h2-runner.js), a fresh one each round; the
+// rounds interleave them.
 import { ask, startChild, stopChild } from '../lib/processes.js';
 import { formatNumber, formatRatio, markdownTable, median, pairedRatio, rotate, verdict } from '../lib/stats.js';
 
@@ -17,66 +18,79 @@ const targets = [
     ['large', 'undici 8 h2', 1]
 ];
 
-export async function runHttp2Section({ quick, log }) {
-    const rounds = quick ? 2 : 5;
+export async function runHttp2Section({ quick, rounds: roundsWanted, log }) {
+    const rounds = roundsWanted ?? (quick ? 2 : 7);
     const scale = quick ? 0.25 : 1;
     const origin = await startChild('../servers/h2-origin.js');
-    const working = [];
     try {
-        for (const name of names) {
-            let handle;
-            try {
-                handle = await startChild('../children/h2-runner.js', [name, String(origin.port)]);
-                await ask(handle.child, { type: 'validate' });
-                working.push({ name, handle });
-            } catch (error) {
-                log(`  ${name}: left out, ${error.message}`);
-                await stopChild(handle);
-            }
-        }
-
         const perCase = () =>
-            Object.fromEntries(cases.map(({ id }) => [id, Object.fromEntries(working.map(({ name }) => [name, []]))]));
+            Object.fromEntries(cases.map(({ id }) => [id, Object.fromEntries(names.map((name) => [name, []]))]));
         const samples = perCase();
         const cpuSamples = perCase();
-        // Round 0 warms every path up and is dropped.
-        for (let round = 0; round <= rounds; round++) {
-            for (const benchCase of cases) {
-                const count = Math.max(
-                    benchCase.concurrency,
-                    Math.round(benchCase.count * (round === 0 ? 0.1 : scale))
-                );
-                for (const { name, handle } of rotate(working, round)) {
-                    let measured = { rate: Number.NaN, cpuPerOperation: Number.NaN };
-                    try {
-                        measured = await ask(handle.child, {
-                            type: 'run',
-                            route: benchCase.route,
-                            count,
-                            concurrency: benchCase.concurrency
-                        });
-                    } catch (error) {
-                        log(`  ${name} ${benchCase.label}: ${error.message}`);
-                    }
+        for (let round = 0; round < rounds; round++) {
+            // Fresh processes each round: one process's JIT can settle in a costlier (or cheaper) state than
+            // the next one's for the whole of its life (8 MiB downloads moved 0.93-1.16x between whole runs
+            // of one process per client); the median over fresh processes is the typical state.
+            const working = await startRunners(origin.port, log);
+            try {
+                for (const benchCase of cases) {
+                    const count = Math.max(benchCase.concurrency, Math.round(benchCase.count * scale));
+                    for (const { name, handle } of rotate(working, round)) {
+                        let measured = { rate: Number.NaN, cpuPerOperation: Number.NaN };
+                        try {
+                            measured = await ask(handle.child, {
+                                type: 'run',
+                                route: benchCase.route,
+                                count,
+                                concurrency: benchCase.concurrency
+                            });
+                        } catch (error) {
+                            log(`  ${name} ${benchCase.label}: ${error.message}`);
+                        }
 
-                    if (round > 0) {
                         samples[benchCase.id][name].push(measured.rate);
                         cpuSamples[benchCase.id][name].push(measured.cpuPerOperation);
                     }
                 }
+            } finally {
+                await stopRunners(working);
             }
 
-            log(`  round ${round}${round === 0 ? ' (warm-up)' : ''} done`);
+            log(`  round ${round + 1} of ${rounds} done`);
         }
 
         return report(samples, cpuSamples, { rounds });
     } finally {
-        for (const { handle } of working) {
-            await ask(handle.child, { type: 'close' }).catch(() => {});
+        await stopChild(origin);
+    }
+}
+
+/** A runner per client, checked and warmed up on every case (a tenth of each); a client that fails is left out. */
+async function startRunners(port, log) {
+    const working = [];
+    for (const name of names) {
+        let handle;
+        try {
+            handle = await startChild('../children/h2-runner.js', [name, String(port)]);
+            await ask(handle.child, { type: 'validate' });
+            for (const { route, count, concurrency } of cases) {
+                await ask(handle.child, { type: 'run', route, count: Math.max(concurrency, count / 10), concurrency });
+            }
+
+            working.push({ name, handle });
+        } catch (error) {
+            log(`  ${name}: left out, ${error.message}`);
             await stopChild(handle);
         }
+    }
 
-        await stopChild(origin);
+    return working;
+}
+
+async function stopRunners(working) {
+    for (const { handle } of working) {
+        await ask(handle.child, { type: 'close' }).catch(() => {});
+        await stopChild(handle);
     }
 }
 
@@ -128,8 +142,8 @@ function report(samples, cpuSamples, { rounds }) {
         ])
     );
     const note = [
-        `One node:http2 server over TLS (also answering HTTP/1.1) in its own process; each client in its own process,`,
-        `medians of ${rounds} interleaved rounds after a warm-up; ratios are medians of per-round ratios. CPU µs/req is the`,
+        `One node:http2 server over TLS (also answering HTTP/1.1) in its own process; each client in a fresh process of its`,
+        `own each round, warmed up; medians of ${rounds} interleaved rounds; ratios are medians of per-round ratios. CPU µs/req is the`,
         "client process's user + system time per request (process.cpuUsage). `tracewire h2`: `http2: true`; `tracewire h1`:",
         'the same client on HTTP/1.1 through its keep-alive agent; `undici 8 h2`: an undici 8 Agent (HTTP/2 by default).'
     ].join('\n');
