@@ -278,7 +278,7 @@ describe('HTTP/2 resets: RST_STREAM after the body, without END_STREAM', () => {
             setTimeout(() => connection.rst(id, constants.NGHTTP2_NO_ERROR), 20);
         };
         const res = await api.request('HEAD', `${raw.url}/framed`);
-        const payload = await api.read(res);
+        const payload = (await api.read(res)) as Buffer;
         expect(payload.length).toBe(0);
         expect(res.complete).toBe(true);
         await expectReleased(api, [raw], timers);

@@ -1,6 +1,9 @@
+import { once } from 'node:events';
+import type { ClientHttp2Stream } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '../../../src/client/index.js';
+import type { Http2Request } from '../../../src/client/wire/http2/request.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';
 
@@ -278,6 +281,39 @@ describe('HTTP/2 sessions: idle sessions', () => {
         const { res } = await api.get(`${server.url}/2`);
         expect(res.statusCode).toBe(200);
         expect(server.connections).toHaveLength(2);
+        await expectReleased(api, [server], timers);
+    });
+});
+
+describe('HTTP/2 sessions: a closed stream lets go of its call', () => {
+    let server: Http2TestServer;
+    afterEach(() => server.close());
+
+    // Node keeps closed streams reachable for a while (often past a young-generation collection): one
+    // still pointing at its call would keep the call's objects alive with it (docs/performance.md).
+    it('once closed, the stream refers to none of the request, the exchange, the response or the body', async () => {
+        server = await startHttp2(answer);
+        const api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
+        // The first call of a process loads the HTTP/2 code first, and has no promise.req (docs/client.md).
+        await api.get(`${server.url}/first`);
+        for (const read of ['read', 'destroyed'] as const) {
+            const promise = api.request('GET', `${server.url}/${read}`);
+            const req = promise.req as unknown as Http2Request;
+            const res = await promise;
+            const payload = read === 'read' ? await api.read(res) : res.destroy();
+            if (!req.destroyed) {
+                await once(req, 'close');
+            }
+
+            const stream = req.stream as ClientHttp2Stream;
+            expect(stream.closed).toBe(true);
+            const exchange = (req as unknown as { exchange: object }).exchange;
+            const held = Reflect.ownKeys(stream).map((key) => (stream as unknown as Record<PropertyKey, unknown>)[key]);
+            for (const part of [req, exchange, res, payload]) {
+                expect(held, read).not.toContain(part);
+            }
+        }
+
         await expectReleased(api, [server], timers);
     });
 });

@@ -1,8 +1,10 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest, Agent as HttpAgent, IncomingMessage } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import type { NetConnectOpts, Socket } from 'node:net';
 import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { http, https, net, tls } from '../../../common/node-modules.js';
 import type { EffectiveOptions } from '../../contract/types.js';
+import { tlsSettingsFor } from '../connection-settings.js';
 import type { Destination } from '../destination.js';
 import type { ProxyRoute } from '../proxy.js';
 import type { ConnectionMoments } from '../transport.js';
@@ -18,8 +20,10 @@ export interface ConnectionTarget {
     readonly destination: Destination;
     readonly options: EffectiveOptions;
     readonly proxy: ProxyRoute | undefined;
-    /** The TLS settings (connection-settings.ts), or undefined for cleartext (h2c). */
-    readonly tls: Record<string, unknown> | undefined;
+    /** The agent whose TLS settings a secure connection takes (connection-settings.ts). */
+    readonly agent: HttpAgent | HttpsAgent | false;
+    /** TLS, or cleartext (h2c). */
+    readonly secure: boolean;
     /** The protocols offered by ALPN, most wanted first. */
     readonly alpn: readonly string[];
 }
@@ -61,12 +65,16 @@ function connectDirectly(target: ConnectionTarget, watcher: ConnectionWatcher): 
     }
 
     const named = options.socketPath === undefined && net.isIP(destination.hostname) === 0;
-    const socket: Socket =
-        target.tls === undefined
-            ? net.connect(where as unknown as NetConnectOpts)
-            : tls.connect({ ...target.tls, ...where, ALPNProtocols: [...target.alpn] } as ConnectionOptions);
+    const socket: Socket = target.secure
+        ? tls.connect({ ...tlsSettingsOf(target), ...where, ALPNProtocols: [...target.alpn] } as ConnectionOptions)
+        : net.connect(where as unknown as NetConnectOpts);
     watcher.moments?.connectionOpening(named ? 'lookup' : 'connect');
-    return followSocket(socket, target.tls !== undefined, watcher);
+    return followSocket(socket, target.secure, watcher);
+}
+
+/** The TLS settings of a connection to the target: worked out only when one is opened, not for each stream. */
+function tlsSettingsOf(target: ConnectionTarget): Record<string, unknown> {
+    return tlsSettingsFor(target.destination, target.options, target.agent);
 }
 
 /** Follows a socket until it is ready for the session (connected, and through its TLS handshake). */
@@ -169,7 +177,7 @@ function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: Con
         route.connected = true;
         watcher.moments?.tunnelAssigned();
         const secured = tls.connect({
-            ...target.tls,
+            ...tlsSettingsOf(target),
             socket,
             ALPNProtocols: [...target.alpn]
         } as ConnectionOptions);

@@ -7,7 +7,7 @@ import type { PayloadReplay } from '../../bodies/payload-replay.js';
 import { trackUpload, type UploadOwner } from '../../bodies/progress.js';
 import { aborted, type CodedError, requestError } from '../../contract/errors.js';
 import type { HopRequest, HopResponse, ProgressCallback } from '../../contract/types.js';
-import { agentFor, tlsSettingsFor } from '../connection-settings.js';
+import { agentFor } from '../connection-settings.js';
 import { http1, http1OverSocket } from '../http1/exchange.js';
 import { proxyRequestError, tunnelRefusal } from '../proxy.js';
 import type { ConnectionMoments, Exchange, ExchangeHop, Transport } from '../transport.js';
@@ -15,7 +15,7 @@ import type { ConnectionTarget } from './connect.js';
 import { requestHeaders, responseFields } from './headers.js';
 import { type SessionClaim, type SessionPool, sessionPoolOf } from './pool.js';
 import { Http2Request, type StoppableExchange } from './request.js';
-import { cutResponse, responseOfStream, watchStreamEnd } from './response.js';
+import { cutResponse, releaseResponse, responseOfStream, watchStreamEnd } from './response.js';
 import type { LiveSession } from './session.js';
 import { sessionKey } from './session-key.js';
 import { type Http2Settings, http2SettingsOf } from './settings.js';
@@ -38,9 +38,10 @@ export const http2: Transport = {
             destination,
             options,
             proxy: hop.proxy,
-            tls: destination.isHttps ? tlsSettingsFor(destination, options, agent) : undefined,
+            agent,
+            secure: destination.isHttps,
             // Over TLS, ALPN decides; in cleartext (h2c), HTTP/2 with prior knowledge.
-            alpn: ['h2', 'http/1.1']
+            alpn: offeredProtocols
         };
         const key = sessionKey(target, agent, settings);
         const pool = sessionPoolOf(hop.agents);
@@ -55,6 +56,8 @@ export const http2: Transport = {
 // NGHTTP2_CANCEL (RFC 9113 7): the stream is no longer needed.
 const cancelCode = 0x8;
 
+const offeredProtocols = ['h2', 'http/1.1'] as const;
+
 /** What the body waits as, until the stream exists. */
 type PendingBody =
     | {
@@ -64,9 +67,10 @@ type PendingBody =
       }
     | { readonly stream: true; readonly replay: PayloadReplay; readonly onProgress: ProgressCallback | undefined };
 
-// The exchange rides on its stream, so the listeners below are shared functions rather than closures.
+// The exchange rides on its stream, so the listeners below are shared functions rather than closures;
+// until the stream closes (streamClosed).
 const exchangeOf = Symbol('tracewire.http2Exchange');
-type ExchangeStream = ClientHttp2Stream & { [exchangeOf]: Http2Exchange };
+type ExchangeStream = ClientHttp2Stream & { [exchangeOf]: Http2Exchange | undefined };
 
 class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, UploadOwner {
     /**
@@ -289,6 +293,11 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         }
 
         this.handle.closed();
+        // Node's http2 core keeps a closed stream reachable for a while, often past a young-generation
+        // collection: still pointing at the exchange, it would keep the whole call (hop, flow, response,
+        // body) alive with it, and the collections would copy and promote all of it (docs/performance.md).
+        (stream as ExchangeStream)[exchangeOf] = undefined;
+        releaseResponse(stream);
     }
 
     uploaded(): void {
@@ -306,15 +315,15 @@ function resetStream(stream: ClientHttp2Stream | undefined): void {
 }
 
 function onResponse(this: ExchangeStream, headers: IncomingHttpHeaders, _flags: number, raw: string[]): void {
-    this[exchangeOf].streamResponded(headers, raw);
+    this[exchangeOf]?.streamResponded(headers, raw);
 }
 
 function onStreamError(this: ExchangeStream, err: Error): void {
-    this[exchangeOf].streamFailed(err);
+    this[exchangeOf]?.streamFailed(err);
 }
 
 function onStreamClose(this: ExchangeStream): void {
-    this[exchangeOf].streamClosed();
+    this[exchangeOf]?.streamClosed();
 }
 
 function emitFinish(handle: Http2Request): void {
@@ -322,5 +331,5 @@ function emitFinish(handle: Http2Request): void {
 }
 
 function onUploaded(this: ExchangeStream): void {
-    this[exchangeOf].uploaded();
+    this[exchangeOf]?.uploaded();
 }

@@ -20,7 +20,8 @@ const endedWhole = Symbol('tracewire.http2EndedWhole');
 const receivedLength = Symbol('tracewire.http2ReceivedLength');
 const framedLength = Symbol('tracewire.http2FramedLength');
 type ResponseStream = ClientHttp2Stream & {
-    [responseOf]: StreamResponse;
+    // Until the stream closes (releaseResponse).
+    [responseOf]: StreamResponse | undefined;
     [endedWhole]?: boolean;
     [nodePush]: ClientHttp2Stream['push'];
     [receivedLength]: number;
@@ -86,15 +87,25 @@ function pushNotingEnd(this: ResponseStream, chunk: unknown, encoding?: BufferEn
 
 /** The body stopped before its end (the stream was reset, the session went away): the response fails with `err`. */
 export function cutResponse(stream: ClientHttp2Stream, err: Error): void {
-    const res = (stream as Partial<ResponseStream>)[responseOf];
+    const res = (stream as ResponseStream)[responseOf];
     if (res !== undefined && !res.complete && !res.destroyed) {
         res.destroy(err);
     }
 }
 
+/**
+ * The stream closed: it lets go of its response. Node's http2 core keeps a closed stream reachable for
+ * a while (often past a young-generation collection, so until a full one), and a stream still pointing
+ * at its response would keep the response, its reader and its body alive with it.
+ */
+export function releaseResponse(stream: ClientHttp2Stream): void {
+    (stream as ResponseStream)[responseOf] = undefined;
+}
+
 function onData(this: ResponseStream, chunk: Buffer): void {
     this[receivedLength] += chunk.length;
-    if (!this[responseOf].push(chunk)) {
+    const res = this[responseOf];
+    if (res !== undefined && !res.push(chunk)) {
         // The reader is behind: the stream stops taking DATA, so its window closes and the server waits.
         this.pause();
     }
@@ -108,8 +119,10 @@ function onEnd(this: ResponseStream): void {
     }
 
     const res = this[responseOf];
-    res.complete = true;
-    res.push(null);
+    if (res !== undefined) {
+        res.complete = true;
+        res.push(null);
+    }
 }
 
 /**
@@ -125,6 +138,10 @@ function framedWhole(stream: ResponseStream): boolean {
 
 function onTrailers(this: ResponseStream, received: IncomingHttpHeaders, _flags: number, raw: string[]): void {
     const res = this[responseOf];
+    if (res === undefined) {
+        return;
+    }
+
     const { headers, rawHeaders } = responseFields(received, raw);
     res.trailers = headers as NodeJS.Dict<string>;
     res.rawTrailers = rawHeaders;

@@ -19,15 +19,23 @@ export function sessionKey(
     const where =
         options.socketPath === undefined ? destination.origin : `unix:${options.socketPath} ${destination.origin}`;
     const through = proxy === undefined ? '' : ` via ${proxy.url.href} ${String(proxy.credential ?? '')}`;
-    const tls =
-        target.tls === undefined
-            ? ''
-            : ` tls ${agent === false ? 'own' : idOf(agent)} ${String(options.rejectUnauthorized)} ${options.ciphers ?? ''} ${options.secureProtocol ?? ''}`;
+    const tls = !target.secure
+        ? ''
+        : ` tls ${agent === false ? 'own' : idOf(agent)} ${String(options.rejectUnauthorized)} ${options.ciphers ?? ''} ${options.secureProtocol ?? ''}`;
     return `${where}${through}${tls} ${options.family ?? ''} ${options.hints ?? ''} ${settingsKey(settings)}`;
 }
 
+// Settings are resolved once per option object (settings.ts): their part of the key is written once too.
+const settingsKeys = new WeakMap<Http2Settings, string>();
+
 function settingsKey(settings: Http2Settings): string {
-    return `h2 ${settings.maxConcurrentStreams} ${settings.pingInterval} ${settings.pingTimeout} ${settings.idleTimeout} ${settings.initialWindowSize} ${settings.connectionWindowSize}`;
+    let key = settingsKeys.get(settings);
+    if (key === undefined) {
+        key = `h2 ${settings.maxConcurrentStreams} ${settings.pingInterval} ${settings.pingTimeout} ${settings.idleTimeout} ${settings.initialWindowSize} ${settings.connectionWindowSize}`;
+        settingsKeys.set(settings, key);
+    }
+
+    return key;
 }
 
 // A number per object that takes part in a key: two objects alike are still two configurations.
