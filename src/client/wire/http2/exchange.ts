@@ -43,7 +43,7 @@ export const http2: Transport = {
             // Over TLS, ALPN decides; in cleartext (h2c), HTTP/2 with prior knowledge.
             alpn: offeredProtocols
         };
-        const key = sessionKey(target, agent, settings);
+        const key = sessionKey(target, settings);
         const pool = sessionPoolOf(hop.agents);
         if (pool.speaksHttp1(key)) {
             return http1.open(hop);

@@ -1,5 +1,3 @@
-import type { Agent as HttpAgent } from 'node:http';
-import type { Agent as HttpsAgent } from 'node:https';
 import type { ConnectionTarget } from './connect.js';
 import type { Http2Settings } from './settings.js';
 
@@ -10,18 +8,14 @@ import type { Http2Settings } from './settings.js';
  * where a caller may write the same thing afresh on every request (an `http2` object literal): each
  * would otherwise open a session of its own. As with Node's agents, `lookup` does not part sessions.
  */
-export function sessionKey(
-    target: ConnectionTarget,
-    agent: HttpAgent | HttpsAgent | false,
-    settings: Http2Settings
-): string {
-    const { destination, options, proxy } = target;
+export function sessionKey(target: ConnectionTarget, settings: Http2Settings): string {
+    const { destination, options, proxy, agent } = target;
     const where =
         options.socketPath === undefined ? destination.origin : `unix:${options.socketPath} ${destination.origin}`;
     const through = proxy === undefined ? '' : ` via ${proxy.url.href} ${String(proxy.credential ?? '')}`;
-    const tls = !target.secure
-        ? ''
-        : ` tls ${agent === false ? 'own' : idOf(agent)} ${String(options.rejectUnauthorized)} ${options.ciphers ?? ''} ${options.secureProtocol ?? ''}`;
+    const tls = target.secure
+        ? ` tls ${agent === false ? 'own' : idOf(agent)} ${String(options.rejectUnauthorized)} ${options.ciphers ?? ''} ${options.secureProtocol ?? ''}`
+        : '';
     return `${where}${through}${tls} ${options.family ?? ''} ${options.hints ?? ''} ${settingsKey(settings)}`;
 }
 
