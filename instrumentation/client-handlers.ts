@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { context, type Link, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
 import type { ResponseDetails } from '../src/client/contract/types.js';
+import { isOn } from '../src/client/options/values.js';
 import { afterErrorRead } from '../src/client/pipeline/error-read.js';
 import { openSessionsOf } from '../src/client/wire/session-census.js';
 import { ATTR_PROBLEM_TYPE, receivedProblemType } from '../src/errors/span-attributes.js';
@@ -219,7 +220,7 @@ export class ClientHandlers {
         const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
         // A span the sampler dropped records nothing: no attribute of its is worked out (client-span.ts).
         const recording = span.isRecording();
-        if (recording && options.cache !== undefined && options.cache !== false) {
+        if (recording && isOn(options.cache)) {
             // Only a cached call's fetch can have waiters to link to it, and only a recorded span is worth a link.
             (uri as TracedUri)[uriSpanKey] = span;
         }

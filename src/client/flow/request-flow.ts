@@ -20,6 +20,7 @@ import type {
     ResendReason
 } from '../contract/types.js';
 import type { StoredDefaults } from '../options/options.js';
+import { isOn } from '../options/values.js';
 import { observedPipeline, type Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
 import { type AnsweredHop, Hop } from '../wire/hop.js';
@@ -136,8 +137,8 @@ export class RequestFlow implements CachedFlow, DeadlineOwner, RedirectingFlow, 
             this.retries = new Retries(policy, this);
         }
 
-        const cached = merged.cache !== undefined && merged.cache !== false;
-        const http2 = merged.http2 !== undefined && merged.http2 !== false;
+        const cached = isOn(merged.cache);
+        const http2 = isOn(merged.http2);
         const Layer = loadedCacheLayer();
         if ((cached && Layer === undefined) || (http2 && loadedHttp2() === undefined)) {
             this.startOnceLoaded(call, cached, http2);

@@ -16,3 +16,11 @@ export function hasDecodableCredentials(url: URL): boolean {
         return false;
     }
 }
+
+/**
+ * True for an option that is off unless given: `true` or an object of settings turns it on, `false` (or
+ * not set) leaves it off — `cache` and `http2`.
+ */
+export function isOn<T>(option: T | false | null | undefined): option is T {
+    return option !== undefined && option !== null && option !== false;
+}

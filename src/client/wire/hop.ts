@@ -12,6 +12,7 @@ import type {
     TimedResponse
 } from '../contract/types.js';
 import { usesProxy } from '../options/proxy.js';
+import { isOn } from '../options/values.js';
 import { announceHop, announceRequest, type Pipeline, reportHop, requestUriOf } from '../pipeline/pipeline.js';
 import { type Destination, destinationOf } from './destination.js';
 import { HopClock } from './hop-timings.js';
@@ -313,7 +314,7 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
  */
 function transportOf(options: EffectiveOptions, destination: Destination, proxy: ProxyRoute | undefined): Transport {
     const option = options.http2;
-    if (option === undefined || option === false || (proxy !== undefined && !proxy.tunnel)) {
+    if (!isOn(option) || (proxy !== undefined && !proxy.tunnel)) {
         return http1;
     }
 
