@@ -53,6 +53,6 @@ export {
     type ResponseMessage
 } from './pipeline/channels.js';
 export type { CacheControl } from './surface/cache-control.js';
-export { Client, type ClientEmitter } from './surface/client.js';
+export { Client, type ClientEmitter, type ClientWithEvents } from './surface/client.js';
 export { clientRequestMarker } from './wire/http1/node-options.js';
 export { Http2Request, isHttp2Request } from './wire/http2/request.js';

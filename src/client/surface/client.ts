@@ -31,6 +31,19 @@ import { ReadForHelper } from './helper-read.js';
 export type ClientEmitter = EventEmitter<ClientEvents>;
 
 /**
+ * A client that has its `events` emitter, as `defaults()` types the clients it makes: one made with
+ * `events: true`, and every client derived from such a client without `events: false` (README "The
+ * event pipeline"). `client.events.on(...)` needs no check on it.
+ */
+export type ClientWithEvents = Client & { readonly events: ClientEmitter };
+
+/** Options of `defaults()` that give the new client an emitter whatever its parent has: `events: true`. */
+type TurningEventsOn = DefaultsOptions & { events: true };
+
+/** Options of `defaults()` that keep the parent's emitter: `events` left unset (`true` also keeps it). */
+type KeepingEvents = DefaultsOptions & { events?: true | null | undefined };
+
+/**
  * An HTTP/HTTPS client (README, "Client"). `client` is a ready instance; `defaults()` derives new ones that
  * share its agents and, when enabled, its event emitter.
  */
@@ -53,8 +66,13 @@ export class Client {
 
     /**
      * A new client whose defaults are these merged with `options` (headers merged by name); repeatable.
-     * Throws a `TypeError` naming the option for bad options.
+     * Throws a `TypeError` naming the option for bad options. With `events: true`, and on a client that
+     * has `events` unless `events: false` turns them off, the new client has `events`, and its type says
+     * so (`ClientWithEvents`).
      */
+    defaults(options: TurningEventsOn): ClientWithEvents;
+    defaults(this: ClientWithEvents, options: KeepingEvents): ClientWithEvents;
+    defaults(options: DefaultsOptions): Client;
     defaults(options: DefaultsOptions): Client {
         assertDefaults(options);
         const { agents, events, ...rest } = withoutUnset(options);
