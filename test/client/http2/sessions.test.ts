@@ -299,7 +299,17 @@ describe('HTTP/2 sessions: a closed stream lets go of its call', () => {
         for (const read of ['read', 'destroyed'] as const) {
             const promise = api.request('GET', `${server.url}/${read}`);
             const req = promise.req as unknown as Http2Request;
+            // The open stream points at its exchange (exchange.ts): taken from it as the response arrives.
+            let exchange: unknown;
+            req.once('response', () => {
+                const stream = req.stream as unknown as Record<symbol, unknown>;
+                const key = Object.getOwnPropertySymbols(stream).find(
+                    (symbol) => symbol.description === 'tracewire.http2Exchange'
+                );
+                exchange = key === undefined ? undefined : stream[key];
+            });
             const res = await promise;
+            expect(exchange).toBeInstanceOf(Object);
             const payload = read === 'read' ? await api.read(res) : res.destroy();
             if (!req.destroyed) {
                 await once(req, 'close');
@@ -307,7 +317,6 @@ describe('HTTP/2 sessions: a closed stream lets go of its call', () => {
 
             const stream = req.stream as ClientHttp2Stream;
             expect(stream.closed).toBe(true);
-            const exchange = (req as unknown as { exchange: object }).exchange;
             const held = Reflect.ownKeys(stream).map((key) => (stream as unknown as Record<PropertyKey, unknown>)[key]);
             for (const part of [req, exchange, res, payload]) {
                 expect(held, read).not.toContain(part);

@@ -62,15 +62,23 @@ describe('HTTP/2 surface: the request a caller holds', () => {
     it('promise.req and the request event give one Http2Request with the members of a stream', async () => {
         const traced = api.defaults({ events: true });
         const seen: HopRequest[] = [];
-        traced.events?.on('request', (req) => {
+        traced.events.on('request', (req) => {
             seen.push(req);
             // Still before the stream goes out: a listener may set a field, as on a ClientRequest.
             req.setHeader('x-late', 'set in the request event');
             expect(req.headersSent).toBe(false);
             expect(req.writableEnded).toBe(false);
+            // No connection yet, and not closed: as a ClientRequest's `socket` and `closed` say it.
+            expect(req.socket).toBeNull();
+            expect(req.closed).toBe(false);
         });
         const promise = traced.request('GET', `${server.url}/members?q=1`);
-        const req = promise.req as unknown as Http2Request;
+        // The documented way to tell a stream apart, narrowing the declared ClientRequest without a cast.
+        if (!isHttp2Request(promise.req)) {
+            throw new Error('promise.req is not an Http2Request');
+        }
+
+        const req = promise.req;
         expect(req).toBeInstanceOf(Http2Request);
         expect(seen).toEqual([req]);
         expect(req).toMatchObject({
@@ -100,6 +108,7 @@ describe('HTTP/2 surface: the request a caller holds', () => {
             expect.objectContaining({ code: 'ERR_HTTP_HEADERS_SENT' })
         );
         await expect.poll(() => events).toEqual(['finish', 'response', 'close']);
+        expect(req.closed).toBe(true);
 
         const again = traced.request('GET', `${server.url}/again`);
         await api.read(await again);

@@ -292,7 +292,7 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
             this.streamFailed(undefined);
         }
 
-        this.handle.closed();
+        this.handle.exchangeClosed();
         // Node's http2 core keeps a closed stream reachable for a while, often past a young-generation
         // collection: still pointing at the exchange, it would keep the whole call (hop, flow, response,
         // body) alive with it, and the collections would copy and promote all of it (docs/performance.md).

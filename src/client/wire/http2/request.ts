@@ -21,13 +21,20 @@ export interface StoppableExchange {
  * - `abort()` and `destroy(err?)` reset the stream with CANCEL and keep the session for the other
  *   streams: before the response the request fails (aborted, or a 502 with `err`), after it the
  *   response's body does. `aborted`, `destroyed`.
- * - `socket` is the session's connection, shared by its streams; `reusedSocket` is true on a session
- *   that had carried streams before; `stream` is the `ClientHttp2Stream`, once the session had room.
- * - `writableEnded`, `writableFinished`; the events `response` (the response), `finish` (the request
- *   is out) and `close` (the exchange is over), once each.
+ * - `socket` is the session's connection, shared by its streams (null until the stream has one, as a
+ *   `ClientRequest`'s until it has its socket); `reusedSocket` is true on a session that had carried
+ *   streams before; `stream` is the `ClientHttp2Stream`, once the session had room.
+ * - `writableEnded`, `writableFinished`, `closed`; the events `response` (the response), `finish` (the
+ *   request is out) and `close` (the exchange is over), once each.
  *
  * When ALPN chose HTTP/1.1, it stands for the `ClientRequest` that carries the exchange: the same
  * members, taken from that request.
+ *
+ * Its state is held in private fields (`#`), not TypeScript's `private` members: where the public types
+ * say `ClientRequest`, `isHttp2Request(req)` narrows to `ClientRequest & Http2Request`, which a private
+ * member named as one of `ClientRequest`'s (`connection`) would reduce to `never`; and its members mean
+ * what the `ClientRequest` members of the same name mean (`socket` null, `closed` a boolean), so the
+ * narrowed type says what `req` holds (test/client/types.test.ts).
  */
 export class Http2Request extends EventEmitter {
     readonly method: string;
@@ -40,77 +47,86 @@ export class Http2Request extends EventEmitter {
     reusedSocket = false;
     aborted = false;
     destroyed = false;
-    private connection: Socket | undefined;
+    readonly #fields: OutgoingHttpHeaders;
+    readonly #exchange: StoppableExchange;
+    #connection: Socket | undefined;
     // The HTTP/1.1 request that carries the exchange, when ALPN chose HTTP/1.1.
-    private http1: ClientRequest | undefined;
-    private isClosed = false;
+    #http1: ClientRequest | undefined;
+    #isClosed = false;
 
     constructor(
-        private readonly fields: OutgoingHttpHeaders,
-        private readonly exchange: StoppableExchange,
+        fields: OutgoingHttpHeaders,
+        exchange: StoppableExchange,
         /** The host connected to, without a port (as a `ClientRequest`'s; `:authority` has the header's). */
         host: string
     ) {
         super();
+        this.#fields = fields;
+        this.#exchange = exchange;
         this.method = String(fields[':method']);
         this.path = String(fields[':path']);
         this.host = host;
         this.protocol = `${String(fields[':scheme'])}:`;
     }
 
-    /** The session's connection, once the stream has one; its bytes are all the session's streams'. */
-    get socket(): Socket | undefined {
-        return this.connection ?? this.http1?.socket ?? undefined;
+    /** The session's connection, once the stream has one (null before); its bytes are all the session's streams'. */
+    get socket(): Socket | null {
+        return this.#connection ?? this.#http1?.socket ?? null;
+    }
+
+    /** True once the exchange is over (the `close` event has been emitted). */
+    get closed(): boolean {
+        return this.#isClosed;
     }
 
     /** True once the fields went out: they can no longer be changed. */
     get headersSent(): boolean {
-        return this.stream !== undefined || this.http1?.headersSent === true;
+        return this.stream !== undefined || this.#http1?.headersSent === true;
     }
 
     get writableEnded(): boolean {
-        return this.stream?.writableEnded ?? this.http1?.writableEnded ?? false;
+        return this.stream?.writableEnded ?? this.#http1?.writableEnded ?? false;
     }
 
     get writableFinished(): boolean {
-        return this.stream?.writableFinished ?? this.http1?.writableFinished ?? false;
+        return this.stream?.writableFinished ?? this.#http1?.writableFinished ?? false;
     }
 
     getHeader(name: string): string | number | string[] | undefined {
-        return this.fields[name.toLowerCase()];
+        return this.#fields[name.toLowerCase()];
     }
 
     getHeaders(): OutgoingHttpHeaders {
-        return { ...this.fields };
+        return { ...this.#fields };
     }
 
     getHeaderNames(): string[] {
-        return Object.keys(this.fields);
+        return Object.keys(this.#fields);
     }
 
     hasHeader(name: string): boolean {
-        return this.fields[name.toLowerCase()] !== undefined;
+        return this.#fields[name.toLowerCase()] !== undefined;
     }
 
     /** Sets a field before the stream goes out; throws as `ClientRequest` does after, or for a field no HTTP version can carry. */
     setHeader(name: string, value: string | number | readonly string[]): this {
-        this.assertUnsent('set');
+        this.#assertUnsent('set');
         http.validateHeaderName(name);
         http.validateHeaderValue(name, value as string);
-        this.fields[name.toLowerCase()] = value as string | number | string[];
+        this.#fields[name.toLowerCase()] = value as string | number | string[];
         return this;
     }
 
     removeHeader(name: string): void {
-        this.assertUnsent('remove');
-        delete this.fields[name.toLowerCase()];
+        this.#assertUnsent('remove');
+        delete this.#fields[name.toLowerCase()];
     }
 
     /** Cancels the request: the stream is reset with CANCEL and the request (or its response's body) fails as aborted. */
     abort(): void {
-        if (!this.aborted && !this.isClosed) {
+        if (!this.aborted && !this.#isClosed) {
             this.aborted = true;
-            this.stop(undefined);
+            this.#stop(undefined);
         }
     }
 
@@ -118,7 +134,7 @@ export class Http2Request extends EventEmitter {
     destroy(err?: Error): this {
         if (!this.destroyed) {
             this.destroyed = true;
-            this.stop(err);
+            this.#stop(err);
         }
 
         return this;
@@ -127,31 +143,31 @@ export class Http2Request extends EventEmitter {
     /** The stream is out, on `socket`'s session. */
     attached(stream: ClientHttp2Stream, socket: Socket, reused: boolean): void {
         this.stream = stream;
-        this.connection = socket;
+        this.#connection = socket;
         this.reusedSocket = reused;
     }
 
     /** The exchange goes over HTTP/1.1 (ALPN chose it): `request` carries it, on the connection it was negotiated on. */
     carriedBy(request: ClientRequest): void {
-        this.http1 = request;
+        this.#http1 = request;
         request.once('response', (res: IncomingMessage) => this.emit('response', res));
         request.once('finish', () => this.emit('finish'));
-        request.once('close', () => this.closed());
+        request.once('close', () => this.exchangeClosed());
     }
 
     /** The exchange is over. */
-    closed(): void {
-        if (!this.isClosed) {
-            this.isClosed = true;
+    exchangeClosed(): void {
+        if (!this.#isClosed) {
+            this.#isClosed = true;
             this.destroyed = true;
             this.emit('close');
         }
     }
 
-    private stop(err: Error | undefined): void {
-        const http1 = this.http1;
+    #stop(err: Error | undefined): void {
+        const http1 = this.#http1;
         if (http1 === undefined) {
-            this.exchange.stop(err);
+            this.#exchange.stop(err);
         } else if (err === undefined) {
             http1.abort();
         } else {
@@ -159,7 +175,7 @@ export class Http2Request extends EventEmitter {
         }
     }
 
-    private assertUnsent(what: string): void {
+    #assertUnsent(what: string): void {
         if (this.headersSent) {
             throw Object.assign(new Error(`Cannot ${what} headers after they are sent to the client`), {
                 code: 'ERR_HTTP_HEADERS_SENT'
