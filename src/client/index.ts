@@ -16,6 +16,20 @@ export {
 } from './cache/stores/redis-store.js';
 export { SqliteCacheStore, type SqliteCacheStoreOptions } from './cache/stores/sqlite-store.js';
 export type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from './contract/cache-store.js';
+export {
+    type Http2SessionEnd,
+    type Http2StreamFailure,
+    isProxyRefusal,
+    isReadFailure,
+    isRedirectFailure,
+    isRequestFailure,
+    isResponseError,
+    type ProxyRefusalData,
+    type ReadFailureData,
+    type RedirectHop,
+    type RedirectTrace,
+    type RequestFailureData
+} from './contract/failure-data.js';
 export type { PhaseTimeouts, TimeoutPhase, TimingPhases, Timings } from './contract/timings.js';
 export type {
     Agents,

@@ -1,12 +1,7 @@
 import type { HttpError } from '../../errors/index.js';
 import { badUpstream } from '../contract/errors.js';
+import type { RedirectHop } from '../contract/failure-data.js';
 import type { EffectiveOptions } from '../contract/types.js';
-
-/** One redirect response of a request, in the `data` of the errors that end a redirect chain. */
-export interface RedirectHop {
-    method: string;
-    url: string;
-}
 
 // Credentials meant for one origin only: never forwarded to another unless beforeRedirect puts them back.
 const credentialHeaders = ['authorization', 'cookie', 'proxy-authorization'];

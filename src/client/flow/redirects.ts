@@ -1,10 +1,11 @@
 import type { HttpError } from '../../errors/index.js';
 import { isHttpError } from '../../errors/index.js';
 import { badUpstream, clientFailure } from '../contract/errors.js';
+import type { RedirectHop } from '../contract/failure-data.js';
 import type { EffectiveOptions, HopRequest, HopResponse } from '../contract/types.js';
 import { checkHeaders, checkOptions, copyHeaders } from '../options/options.js';
 import type { AnsweredHop } from '../wire/hop.js';
-import { type RedirectHop, redirectOptions, resolveRedirect } from './redirect.js';
+import { redirectOptions, resolveRedirect } from './redirect.js';
 
 /** What following a call's redirects needs of its flow (request-flow.ts). */
 export interface RedirectingFlow {

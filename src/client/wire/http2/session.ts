@@ -1,5 +1,6 @@
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { Http2SessionEnd } from '../../contract/failure-data.js';
 import type { Http2Settings } from './settings.js';
 
 /**
@@ -18,16 +19,6 @@ export interface SessionOwner {
     retired(session: LiveSession): void;
 }
 
-/** Why a session went away, for the streams it cut and their spans (README "HTTP/2"). */
-export interface SessionEnd {
-    readonly event: 'goaway' | 'ping-timeout';
-    /** The GOAWAY's error code (0: NO_ERROR, a graceful shutdown). */
-    readonly errorCode?: number;
-    /** The last stream the server processed: those above it were not. */
-    readonly lastStreamId?: number;
-    readonly pingTimeout?: number;
-}
-
 // The HTTP/2 error code of an answer-less session: the connection is dead to us (RFC 9113 7, CANCEL
 // is for one stream; a session we give up on is closed with no code of the peer's to report).
 export const pingTimeoutCode = 'ETIMEDOUT';
@@ -41,7 +32,7 @@ export class LiveSession {
     /** The first error of the session, if it failed. */
     failure: Error | undefined;
     /** Set once the session takes no new stream: a GOAWAY came, it failed, or it closed. */
-    retiredFor: SessionEnd | 'closed' | undefined;
+    retiredFor: Http2SessionEnd | 'closed' | undefined;
     private idleTimer: NodeJS.Timeout | undefined;
     private pingTimer: NodeJS.Timeout | undefined;
     private pingDeadline: NodeJS.Timeout | undefined;
@@ -142,7 +133,7 @@ export class LiveSession {
     }
 
     /** The GOAWAY or the PING that ended the session, if one did. */
-    get end(): SessionEnd | undefined {
+    get end(): Http2SessionEnd | undefined {
         return this.retiredFor === 'closed' ? undefined : this.retiredFor;
     }
 
@@ -166,7 +157,7 @@ export class LiveSession {
         this.owner.roomFreed(this);
     }
 
-    private retire(reason: SessionEnd | 'closed'): void {
+    private retire(reason: Http2SessionEnd | 'closed'): void {
         if (this.retiredFor === undefined) {
             this.retiredFor = reason;
             this.owner.retired(this);

@@ -1,6 +1,6 @@
 import type { ClientHttp2Stream } from 'node:http2';
 import type { CodedError } from '../../contract/errors.js';
-import type { SessionEnd } from './session.js';
+import type { Http2SessionEnd, Http2StreamFailure } from '../../contract/failure-data.js';
 
 /**
  * What a stream that failed reports (README "HTTP/2"), its cause kept: whether the server said it
@@ -34,16 +34,12 @@ export function errorCodeName(code: number | undefined): string {
     return errorCodeNames[code ?? 0] ?? `error code ${code}`;
 }
 
-/** What the error of a failed stream says of it: the stream, its reset code, its session's end. */
-export interface StreamFailureDetails {
-    readonly streamId: number | undefined;
-    readonly rstCode: number | undefined;
-    readonly session: SessionEnd | undefined;
-}
+/** What the error of a failed stream says of it (`data.http2`): the stream, its reset code, its session's end. */
+export type StreamFailureDetails = Http2StreamFailure;
 
 /** What a stream's session says of how it ended: how it was told to (GOAWAY, PING timeout), if it was, and whether it is gone. */
 export interface SessionState {
-    readonly end: SessionEnd | undefined;
+    readonly end: Http2SessionEnd | undefined;
     readonly gone: boolean;
 }
 
@@ -62,7 +58,7 @@ export function streamFailure(
     const rstCode = stream.rstCode;
     let failure: CodedError;
     // (Node gives a stream its id as it is opened, on a session that is up: a stream here has one.)
-    if (end?.event === 'goaway' && (id as number) > (end.lastStreamId as number)) {
+    if (end?.event === 'goaway' && (id as number) > end.lastStreamId) {
         failure = coded(
             `The HTTP/2 server closed the session (GOAWAY ${errorCodeName(end.errorCode)}) before processing stream ${id} (it processed up to ${end.lastStreamId})`,
             'ERR_HTTP2_GOAWAY',
