@@ -1,5 +1,14 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+    existsSync,
+    mkdirSync,
+    mkdtempSync,
+    readdirSync,
+    readFileSync,
+    rmSync,
+    symlinkSync,
+    writeFileSync
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /*
- * Every `ts` block of the README type-checks as a user would paste it: into a TypeScript project of
+ * Every `ts` block of the README and of docs/*.md type-checks as a user would paste it: into a TypeScript project of
  * their own (an ES module package, `module: nodenext`, `strict`, `skipLibCheck: false`, README
  * "TypeScript") that has tracewire installed, with @hapi/hapi, @opentelemetry/api, @types/node and
  * ioredis (the application's Redis client of the "Cache stores" block) beside it. The project is a scratch directory whose `node_modules` links `tracewire` to this
@@ -22,29 +31,41 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /**
- * What the code around a block supplies in a user's program: the blocks are excerpts, and name a few
- * things they do not define (a token, a file, the user type of their API). Each is declared here,
- * per README section, with the narrowest type that the surrounding code would give it (`err` is what
- * a `catch` gives: unknown), and prepended to the block; strictness is never relaxed for them. A name
- * declared for a block that no longer uses it fails the test, as would a redeclaration.
+ * What the code around a block supplies in a user's program: the README's blocks are excerpts, and name
+ * a few things they do not define (a token, a file, the user type of their API). Each is declared here,
+ * per document and section, with the narrowest type that the surrounding code would give it (`err` is
+ * what a `catch` gives: unknown), and prepended to the block; strictness is never relaxed for them. A
+ * name declared for a block that no longer uses it fails the test, as would a redeclaration. The blocks
+ * of docs/ are whole programs, imports included: they need none.
  */
-const preludes: Record<string, Record<string, string>> = {
-    Client: {
-        token: 'declare const token: string;',
-        User: 'interface User { name: string }',
-        fs: "import * as fs from 'node:fs';",
-        file: 'declare const file: string;'
-    },
-    Errors: {
-        id: 'declare const id: string;',
-        err: 'declare const err: unknown;'
-    },
-    'Problem details': {
-        server: "declare const server: import('@hapi/hapi').Server;",
-        account: 'declare const account: string;',
-        err: 'declare const err: unknown;'
+const preludes: Record<string, Record<string, Record<string, string>>> = {
+    'README.md': {
+        Client: {
+            token: 'declare const token: string;',
+            User: 'interface User { name: string }',
+            fs: "import * as fs from 'node:fs';",
+            file: 'declare const file: string;'
+        },
+        Errors: {
+            id: 'declare const id: string;',
+            err: 'declare const err: unknown;'
+        },
+        'Problem details': {
+            server: "declare const server: import('@hapi/hapi').Server;",
+            account: 'declare const account: string;',
+            err: 'declare const err: unknown;'
+        }
     }
 };
+
+/** The documents whose blocks are checked: the README and every page of docs/. */
+const documents = [
+    'README.md',
+    ...readdirSync(join(repo, 'docs'))
+        .filter((name) => name.endsWith('.md'))
+        .sort()
+        .map((name) => `docs/${name}`)
+];
 
 /** The settings of the consumer tests' TypeScript projects (test/consumer/apps/types/tsconfig.json). */
 const compilerOptions = {
@@ -57,17 +78,20 @@ const compilerOptions = {
 };
 
 interface Block {
-    /** The heading of the README section the block is in. */
+    /** The document the block is in, from the repository's root (`README.md`, `docs/client.md`). */
+    readonly file: string;
+    /** The heading of the section the block is in. */
     readonly section: string;
-    /** The README line of the block's first line of code. */
+    /** The document's line of the block's first line of code. */
     readonly line: number;
     readonly code: string;
     /** The file it is compiled as, in the scratch project. */
     readonly name: string;
 }
 
-/** The fenced `ts` blocks of a Markdown text, each with its section and line. */
-function tsBlocks(markdown: string): Block[] {
+/** The fenced `ts` blocks of the Markdown document `file`, each with its section and line. */
+function tsBlocks(file: string): Block[] {
+    const markdown = readFileSync(join(repo, file), 'utf8');
     const blocks: Block[] = [];
     const lines = markdown.split('\n');
     let section = '';
@@ -86,13 +110,13 @@ function tsBlocks(markdown: string): Block[] {
 
         const end = lines.indexOf('```', index + 1);
         if (end === -1) {
-            throw new Error(`README.md:${index + 1}: a code block that is never closed`);
+            throw new Error(`${file}:${index + 1}: a code block that is never closed`);
         }
 
         if (['ts', 'typescript', 'mts', 'tsx'].includes(fence[1]!)) {
-            const slug = section.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+            const slug = `${file}-${section}`.toLowerCase().replace(/[^a-z0-9]+/g, '-');
             const name = `${slug}-${blocks.filter((block) => block.section === section).length + 1}`;
-            blocks.push({ section, line: index + 2, code: lines.slice(index + 1, end).join('\n'), name });
+            blocks.push({ file, section, line: index + 2, code: lines.slice(index + 1, end).join('\n'), name });
         }
 
         index = end;
@@ -143,8 +167,8 @@ async function typecheck(dir: string, name: string, source: string): Promise<str
         });
 }
 
-describe('the README as a user pastes it', () => {
-    const blocks = tsBlocks(readFileSync(join(repo, 'README.md'), 'utf8'));
+describe('the README and docs/ as a user pastes them', () => {
+    const blocks = documents.flatMap(tsBlocks);
     let dir: string;
 
     beforeAll(() => {
@@ -171,19 +195,44 @@ describe('the README as a user pastes it', () => {
     });
 
     it('finds the ts blocks, among them those of the client, cache, static files, errors and problem details sections', () => {
-        expect(blocks.map((block) => block.section)).toEqual(
+        expect(blocks.filter((block) => block.file === 'README.md').map((block) => block.section)).toEqual(
             expect.arrayContaining(['Client', 'Cache', 'Static files (hapi)', 'Errors', 'Problem details'])
         );
     });
 
+    it("finds the ts blocks of docs/, among them those of the client's, the cache's and problem details' pages", () => {
+        expect(new Set(blocks.map((block) => block.file))).toEqual(
+            new Set([
+                'README.md',
+                'docs/cache.md',
+                'docs/client.md',
+                'docs/migrating-from-wreck.md',
+                'docs/problem-details.md'
+            ])
+        );
+        expect(blocks.filter((block) => block.file === 'docs/client.md').map((block) => block.section)).toEqual(
+            expect.arrayContaining([
+                'The event pipeline',
+                'Failures',
+                'Progress',
+                'Retries',
+                'Timings',
+                'Proxies',
+                'HTTP/2'
+            ])
+        );
+    });
+
     it('declares for each block only names the block uses', () => {
-        for (const [section, names] of Object.entries(preludes)) {
-            const code = blocks
-                .filter((block) => block.section === section)
-                .map((block) => block.code)
-                .join('\n');
-            for (const name of Object.keys(names)) {
-                expect(new RegExp(`\\b${name}\\b`).test(code), `${name} in the README section ${section}`).toBe(true);
+        for (const [file, sections] of Object.entries(preludes)) {
+            for (const [section, names] of Object.entries(sections)) {
+                const code = blocks
+                    .filter((block) => block.file === file && block.section === section)
+                    .map((block) => block.code)
+                    .join('\n');
+                for (const name of Object.keys(names)) {
+                    expect(new RegExp(`\\b${name}\\b`).test(code), `${name} in ${file}, section ${section}`).toBe(true);
+                }
             }
         }
     });
@@ -191,13 +240,15 @@ describe('the README as a user pastes it', () => {
     it('type-checks every block with strict and skipLibCheck false, each as its own program', async () => {
         const results = await Promise.all(
             blocks.map(async (block) => {
-                const prelude = Object.values(preludes[block.section] ?? {});
+                const prelude = Object.values(preludes[block.file]?.[block.section] ?? {});
                 const diagnostics = await typecheck(dir, block.name, [...prelude, block.code].join('\n'));
-                // Diagnostics at README lines, so a failure points at the line to fix.
+                // Diagnostics at the document's lines, so a failure points at the line to fix.
                 return diagnostics.map((diagnostic) =>
                     diagnostic.replace(/^(\d+):/, (_, line: string) => {
                         const inBlock = Number(line) - prelude.length;
-                        return inBlock > 0 ? `README.md:${block.line + inBlock - 1}:` : `prelude of ${block.section}:`;
+                        return inBlock > 0
+                            ? `${block.file}:${block.line + inBlock - 1}:`
+                            : `prelude of ${block.file}, ${block.section}:`;
                     })
                 );
             })
