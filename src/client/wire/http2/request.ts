@@ -186,7 +186,9 @@ export class Http2Request extends EventEmitter {
 
 /**
  * True for the request of an HTTP/2 exchange (README "HTTP/2"): an `Http2Request`, where the public
- * types say `ClientRequest` (`promise.req`, the `request` event, `details.req`).
+ * types say `ClientRequest` (`promise.req`, the `request` event, `details.req`). It narrows such a
+ * `req` to `ClientRequest & Http2Request`, whose members that are there are `Http2Request`'s (docs/client.md
+ * "HTTP/2", telling a stream apart), and leaves a `ClientRequest` in the other branch.
  */
 export function isHttp2Request(req: unknown): req is Http2Request {
     return req instanceof Http2Request;
