@@ -228,10 +228,23 @@ describe('the guards check what their types say', () => {
         const numericCode = errors.badGateway('x', Object.assign(new Error('e'), { code: 42 }));
         const unknownPhase = errors.gatewayTimeout('x', Object.assign(new Error('e'), { phase: 'dns' }));
         const fakeResponse = errors.notFound('x', { isResponseError: true, headers: {}, res: 'no' });
+        const fakeProblem = errors.notFound('x', { isResponseError: true, headers: {}, res: {}, problem: 'gone' });
+        const fakeRead = errors.badGateway('x', { res: 'no', payload: Buffer.from('{') });
+        const fakePayload = errors.badGateway('x', { res: {}, payload: '{' });
         const fakeRefusal = errors.badGateway('x', { proxy: 'p', statusCode: '407', statusText: '', headers: {} });
         const fakeTrace = errors.badGateway('x', [{ method: 'GET' }]);
         const notHttpError = Object.assign(new Error('e'), { data: new Error('cause') });
-        for (const err of [numericCode, unknownPhase, fakeResponse, fakeRefusal, fakeTrace, notHttpError, null]) {
+        const fakes = [
+            numericCode,
+            unknownPhase,
+            fakeResponse,
+            fakeProblem,
+            fakeRead,
+            fakePayload,
+            fakeRefusal,
+            fakeTrace
+        ];
+        for (const err of [...fakes, notHttpError, null]) {
             expect(shapesOf(err)).toEqual([]);
         }
 
