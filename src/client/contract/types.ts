@@ -368,7 +368,8 @@ export interface ClientEvents {
 
 /**
  * The request of one hop as the client shows it: `promise.req`, the `request` event, `details.req`
- * and the `redirected` callback's `req`.
+ * and the `redirected` callback's `req`. For an HTTP/2 stream it is an `Http2Request`, which
+ * `isHttp2Request(req)` tells apart and narrows to (docs/client.md "HTTP/2").
  */
 export type HopRequest = ClientRequest;
 
@@ -393,7 +394,7 @@ export interface ResponseWithPayload<T = unknown> {
     payload: T;
 }
 
-/** `data` of the `HttpError` the helpers throw for a 4xx or 5xx status. */
+/** `data` of the `HttpError` the helpers throw for a 4xx or 5xx status; `isResponseError(err)` narrows to it (docs/client.md "Failures"). */
 export interface ResponseErrorData<T = unknown> {
     isResponseError: true;
     headers: IncomingHttpHeaders;
