@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { HopRequest } from '../../../src/client/index.js';
+import type { Http2Request } from '../../../src/client/wire/http2/request.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
 
 /**
@@ -9,9 +11,17 @@ import { type Http2TestServer, startHttp2 } from './servers.js';
  */
 
 let server: Http2TestServer;
+// The paths the server was asked for.
+const served: string[] = [];
 
 beforeAll(async () => {
-    server = await startHttp2((req, res) => res.end(req.url), { h2c: true });
+    server = await startHttp2(
+        (req, res) => {
+            served.push(req.url);
+            res.end([req.url, req.headers['x-late'], req.headers['x-later']].filter(Boolean).join(' '));
+        },
+        { h2c: true }
+    );
 });
 
 afterAll(() => server.close());
@@ -46,6 +56,36 @@ afterEach(async () => {
 });
 
 describe('HTTP/2: the first call of a process', () => {
+    it('has its promise.req at once, as over HTTP/1.1: the Http2Request its request event gives and its stream carries', async () => {
+        const { Client, isHttp2Request } = await freshClient();
+        const traced = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 }, events: true });
+        const seen: HopRequest[] = [];
+        traced.events?.on('request', (req) => {
+            seen.push(req);
+            req.setHeader('x-late', 'set in the request event');
+        });
+        const promise = traced.request('GET', `${server.url}/first?q=1`);
+        const req = promise.req as unknown as Http2Request;
+        expect(isHttp2Request(req)).toBe(true);
+        expect(seen).toEqual([req]);
+        expect(req).toMatchObject({ method: 'GET', path: '/first?q=1', protocol: 'http:', aborted: false });
+        // The transport is still loading: the stream is not out, so the fields may still change.
+        expect(req.headersSent).toBe(false);
+        req.setHeader('x-later', 'set on promise.req');
+        const events: string[] = [];
+        for (const name of ['response', 'finish', 'close']) {
+            req.on(name, () => events.push(name));
+        }
+
+        const res = await promise;
+        expect(res.httpVersion).toBe('2.0');
+        expect(String(await traced.read(res))).toBe('/first?q=1 set in the request event set on promise.req');
+        expect(req.stream?.id).toBe(1);
+        expect(req.socket?.remotePort).toBe(server.port);
+        expect(req.headersSent).toBe(true);
+        await expect.poll(() => events).toEqual(['finish', 'response', 'close']);
+    });
+
     it("counts the load of Node's http2 in no phase of its timings", async () => {
         const { Client, timestamp } = await freshClient();
         const asked = noteHttp2Loads(timestamp);
@@ -54,11 +94,46 @@ describe('HTTP/2: the first call of a process', () => {
         expect(String(payload)).toBe('/first');
         expect(res.httpVersion).toBe('2.0');
         const { socket, connect, phases } = res.timings;
-        // Loaded once, before the hop's connection was even asked for: not in `tcp` or `request`...
+        // Loaded once, after the hop began (the load is in its total, as in its span) and before its
+        // connection was even asked for: not in `tcp` or `request`...
         expect(asked).toHaveLength(1);
+        expect(asked[0]).toBeGreaterThan(res.timings.start);
         expect(asked[0]).toBeLessThan(socket!);
         expect(connect).toBeGreaterThan(socket!);
         // ...and not in `wait`, the pool's queue.
         expect(phases.wait).toBeLessThanOrEqual(socket! - asked[0]!);
+    });
+
+    it('sends nothing for a call stopped while the transport loads, through promise.req or its signal', async () => {
+        const { Client } = await freshClient();
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 } });
+        const connections = server.connections.length;
+        served.length = 0;
+        const aborted = api.request('GET', `${server.url}/aborted`);
+        const req = aborted.req as unknown as Http2Request;
+        req.abort();
+        expect(req.aborted).toBe(true);
+        const controller = new AbortController();
+        const signalled = api.get(`${server.url}/signalled`, { signal: controller.signal });
+        controller.abort();
+        await expect(aborted).rejects.toThrow('Client request aborted');
+        await expect(signalled).rejects.toThrow('Client request aborted');
+
+        // The next call comes after them: it finds no connection of theirs, and the server saw only it.
+        const { res } = await api.get(`${server.url}/next`);
+        expect(res.timings.phases.tcp).toBeDefined();
+        expect(server.connections.length).toBe(connections + 1);
+        expect(served).toEqual(['/next']);
+    });
+
+    it('waits for the transport also when a preRequest listener turns http2 on', async () => {
+        const { Client } = await freshClient();
+        const traced = new Client().defaults({ events: true });
+        traced.events?.on('preRequest', (_uri, options) => {
+            options.http2 = { h2c: true, idleTimeout: 100 };
+        });
+        const { res, payload } = await traced.get(`${server.url}/turned-on`);
+        expect(res.httpVersion).toBe('2.0');
+        expect(String(payload)).toBe('/turned-on');
     });
 });
