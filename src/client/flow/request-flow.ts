@@ -108,7 +108,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner, RedirectingFlow, 
         options: RequestAndReadOptions | undefined,
         defaults: StoredDefaults | undefined
     ): void {
-        const call = prepareCall(method, uri, options, defaults);
+        const call = prepareCall(method, uri, options, defaults, this.readsResponseBody);
         if (call instanceof Error) {
             this.fail(call);
             return;
