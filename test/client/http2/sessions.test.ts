@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client } from '../../../src/client/index.js';
+import { Client, type Timings } from '../../../src/client/index.js';
 import type { Http2Request } from '../../../src/client/wire/http2/request.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';
@@ -126,7 +126,7 @@ describe('HTTP/2 sessions: one connection per origin carries many streams', () =
         const seen: {
             req: Http2Request;
             session: unknown;
-            timings: { connect?: number; phases: { tcp?: number; tls?: number } };
+            timings: Timings;
         }[] = [];
         traced.events?.on('response', (_err, details) => {
             const req = details.req as unknown as Http2Request;
