@@ -18,7 +18,14 @@ beforeAll(async () => {
     server = await startHttp2(
         (req, res) => {
             served.push(req.url);
-            res.end([req.url, req.headers['x-late'], req.headers['x-later']].filter(Boolean).join(' '));
+            const answer = () =>
+                res.end([req.url, req.headers['x-late'], req.headers['x-later']].filter(Boolean).join(' '));
+            // '/slow' answers late, if its stream is still there.
+            if (req.url === '/slow') {
+                setTimeout(() => res.stream.destroyed || answer(), 2000).unref();
+            } else {
+                answer();
+            }
         },
         { h2c: true }
     );
@@ -124,6 +131,22 @@ describe('HTTP/2: the first call of a process', () => {
         expect(res.timings.phases.tcp).toBeDefined();
         expect(server.connections.length).toBe(connections + 1);
         expect(served).toEqual(['/next']);
+    });
+
+    it('stops its stream through promise.req once the transport has loaded, as any stream', async () => {
+        const { Client } = await freshClient();
+        const api = new Client().defaults({ http2: { h2c: true, idleTimeout: 100 } });
+        const promise = api.request('GET', `${server.url}/slow`);
+        const req = promise.req as unknown as Http2Request;
+        await expect.poll(() => req.headersSent).toBe(true);
+        const stream = req.stream;
+        req.abort();
+        await expect(promise).rejects.toThrow('Client request aborted');
+        // Reset with CANCEL, the session kept for the others.
+        expect(stream?.rstCode).toBe(8);
+        const after = api.request('GET', `${server.url}/after`);
+        expect(String(await api.read(await after))).toBe('/after');
+        expect((after.req as unknown as Http2Request).socket).toBe(req.socket);
     });
 
     it('waits for the transport also when a preRequest listener turns http2 on', async () => {
