@@ -10,12 +10,27 @@ export interface MediaType {
     readonly subtype: string;
 }
 
+// The specificity of a range that names the type itself (`type/subtype`).
+const named = 2;
+
+/**
+ * How a tie of q-value and specificity between two ranges that each name their type is settled:
+ * `'listed first'`, by the range that comes first; `'named'`, for `preferred` (RFC 9110 gives the order
+ * of the ranges no meaning: a client that names both types at one q-value reads both).
+ */
+export type NamedTie = 'listed first' | 'named';
+
 /**
  * True when `accept` ranks `preferred` above `other`: by q-value, then by how specifically a media
- * range names it (`type/subtype` over `type/*` over `*\/*`), then by which range comes first. False
- * when the client accepts neither, or sent no `accept` at all.
+ * range names it (`type/subtype` over `type/*` over `*\/*`), then as `tie` says. False when the
+ * client accepts neither, sent no `accept` at all, or is indifferent (one wildcard covers both).
  */
-export function ranksAbove(accept: string | undefined, preferred: MediaType, other: MediaType): boolean {
+export function ranksAbove(
+    accept: string | undefined,
+    preferred: MediaType,
+    other: MediaType,
+    tie: NamedTie = 'listed first'
+): boolean {
     if (!accept) {
         return false;
     }
@@ -32,6 +47,10 @@ export function ranksAbove(accept: string | undefined, preferred: MediaType, oth
 
     if (first.specificity !== second.specificity) {
         return first.specificity > second.specificity;
+    }
+
+    if (tie === 'named' && first.specificity === named) {
+        return true;
     }
 
     return first.position < second.position;
@@ -52,7 +71,7 @@ function rank(accept: string, media: MediaType): Rank {
         const [rangeType = '', rangeSubtype = ''] = range.trim().toLowerCase().split('/');
         let specificity: number;
         if (rangeType === media.type && rangeSubtype === media.subtype) {
-            specificity = 2;
+            specificity = named;
         } else if (rangeType === media.type && rangeSubtype === '*') {
             specificity = 1;
         } else if (rangeType === '*' && rangeSubtype === '*') {

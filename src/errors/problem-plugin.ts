@@ -81,7 +81,12 @@ function answerError(request: Request, h: ResponseToolkit, settings: Settings): 
 
     const { headers, payload } = error.output;
     const accept: unknown = request.headers.accept;
-    if (settings.negotiate && !ranksAbove(typeof accept === 'string' ? accept : undefined, problemJson, classicJson)) {
+    // A client that names both types at one q-value reads both: tracewire's helpers with `json` send
+    // `application/json, application/problem+json` (docs/problem-details.md, "Which clients get a problem document").
+    if (
+        settings.negotiate &&
+        !ranksAbove(typeof accept === 'string' ? accept : undefined, problemJson, classicJson, 'named')
+    ) {
         // The classic payload as it is; the headers say the answer depended on `accept`.
         replaceError(request, withOutput(error, payload, varyOnAccept({ ...headers })));
         return h.continue;

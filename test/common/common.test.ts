@@ -63,6 +63,23 @@ describe('ranksAbove', () => {
         expect(ranksAbove('application/json, application/problem+json', problem, json)).toBe(false);
     });
 
+    it("with tie 'named': the preferred type when both are named at one q-value, whatever the order", () => {
+        expect(ranksAbove('application/json, application/problem+json', problem, json, 'named')).toBe(true);
+        expect(ranksAbove('application/problem+json, application/json', problem, json, 'named')).toBe(true);
+        expect(ranksAbove('application/json;q=0.5, application/problem+json;q=0.5', problem, json, 'named')).toBe(true);
+        // The rest is as without it: q-values, specificity, a wildcard covering both.
+        expect(ranksAbove('application/json, application/problem+json;q=0.9', problem, json, 'named')).toBe(false);
+        expect(ranksAbove('application/json, application/*', problem, json, 'named')).toBe(false);
+        for (const accept of [
+            undefined,
+            '*/*',
+            'application/*',
+            'application/problem+json;q=0, application/json;q=0'
+        ]) {
+            expect(ranksAbove(accept, problem, json, 'named')).toBe(false);
+        }
+    });
+
     it('never prefers a type the client does not accept, and nothing without a header', () => {
         for (const accept of [undefined, '', 'text/html', 'application/problem+json;q=0', '*/*;q=0']) {
             expect(ranksAbove(accept, problem, json)).toBe(false);

@@ -135,6 +135,33 @@ function conform(title: string, scenario: Scenario, intended?: Intended): void {
     });
 }
 
+// What a helper that reads JSON sends as `accept` when the caller sets none (json: true or 'force', and 'strict').
+const jsonAccept = 'application/json, application/problem+json, */*;q=0.8';
+const strictJsonAccept = 'application/json, application/problem+json';
+
+/**
+ * The difference of a scenario whose helpers read JSON: the `accept` each request carried (wreck sends
+ * none), and nothing else.
+ */
+function asksForProblemDocuments(...accepts: (string | undefined)[]): Intended {
+    return {
+        guide: 'A helper reading JSON asks for problem documents',
+        check: (ours, theirs) => {
+            expect(ours.received.map((entry) => entry.headers.accept)).toEqual(accepts);
+            expect(theirs.received.map((entry) => entry.headers.accept)).toEqual(accepts.map(() => undefined));
+            expect(withoutAccept(ours)).toEqual(withoutAccept(theirs));
+        }
+    };
+}
+
+function withoutAccept(run: Run): Run {
+    const received = run.received.map(({ headers: { accept: _accept, ...headers }, ...entry }) => ({
+        ...entry,
+        headers
+    }));
+    return { ...run, received };
+}
+
 function value(run: Run): { statusCode: number | undefined; payload: unknown } {
     if (!('value' in run.outcome)) {
         throw new Error(`Expected a value, got ${JSON.stringify(run.outcome)}`);
@@ -628,12 +655,18 @@ describe('2.2 read options: gunzip × json × content types and encodings', () =
         });
     }
 
-    conform('a +json media type with json: true and strict', async (c, env) => {
-        const url = `${env.http}/reply/200?type=${encodeURIComponent('application/problem+json')}&body=${json({ p: 1 })}`;
-        return [await c.read(await c.request('GET', url), { json: true }), await c.get(url, { json: 'strict' })].map(
-            (result) => JSON.stringify((result as { payload?: unknown }).payload ?? result)
-        );
-    });
+    conform(
+        'a +json media type with json: true and strict',
+        async (c, env) => {
+            const url = `${env.http}/reply/200?type=${encodeURIComponent('application/problem+json')}&body=${json({ p: 1 })}`;
+            return [
+                await c.read(await c.request('GET', url), { json: true }),
+                await c.get(url, { json: 'strict' })
+            ].map((result) => JSON.stringify((result as { payload?: unknown }).payload ?? result));
+        },
+        // request() asks for nothing: it does not read.
+        asksForProblemDocuments(undefined, strictJsonAccept)
+    );
     conform("gunzip: 'force' decodes an unlabelled gzip body", async (c, env) => {
         const res = await c.request('GET', replyUrl(env, 'hidden', 'text/plain', 'gzip', false));
         return c.read(res, { gunzip: 'force' });
@@ -696,8 +729,11 @@ describe('2.2 read options: gunzip × json × content types and encodings', () =
             }
         }
     );
-    conform('invalid JSON with json: true', (c, env) =>
-        c.get(`${env.http}/reply/200?type=application/json&body=${encodeURIComponent('{"a":')}`, { json: true })
+    conform(
+        'invalid JSON with json: true',
+        (c, env) =>
+            c.get(`${env.http}/reply/200?type=application/json&body=${encodeURIComponent('{"a":')}`, { json: true }),
+        asksForProblemDocuments(jsonAccept)
     );
     conform('maxBytes under, at and over the size', async (c, env) => {
         const url = `${env.http}/reply/200?body=${'x'.repeat(100)}`;
@@ -772,8 +808,11 @@ describe('2.3 defaults chains', () => {
             .defaults({ headers: { 'x-b': '2', 'x-c': '2' } })
             .get(`${env.http}/d`, { headers: { 'x-c': '3' } })
     );
-    conform('baseUrl, json and redirects as defaults', (c, env) =>
-        c.defaults({ baseUrl: `${env.http}/api/`, json: true, redirects: 1 }).get('redirect/302?to=/landed')
+    conform(
+        'baseUrl, json and redirects as defaults',
+        (c, env) =>
+            c.defaults({ baseUrl: `${env.http}/api/`, json: true, redirects: 1 }).get('redirect/302?to=/landed'),
+        asksForProblemDocuments(jsonAccept)
     );
     conform('a request option overrides a default', (c, env) =>
         c.defaults({ json: 'force', timeout: 5000 }).get(`${env.http}/reply/200?body=notjson`, { json: false })
@@ -792,8 +831,13 @@ describe('2.3 defaults chains', () => {
             .get(`${env.http}/d`)
     );
     conform('defaults() with incomplete agents is refused', (c) => c.defaults({ agents: { http: new HttpAgent() } }));
-    conform('an option set to null keeps the default', (c, env) =>
-        c.defaults({ headers: { 'x-default': 'kept' }, json: true }).get(`${env.http}/d`, { json: null, headers: null })
+    conform(
+        'an option set to null keeps the default',
+        (c, env) =>
+            c
+                .defaults({ headers: { 'x-default': 'kept' }, json: true })
+                .get(`${env.http}/d`, { json: null, headers: null }),
+        asksForProblemDocuments(jsonAccept)
     );
 });
 
@@ -872,8 +916,11 @@ describe('7 errors', () => {
         conform(`a ${status} response`, (c, env) => c.get(`${env.http}/reply/${status}?body=failed`));
     }
 
-    conform('a 404 with a JSON body and json: true', (c, env) =>
-        c.get(`${env.http}/reply/404?type=application/json&body=${json({ reason: 'missing' })}`, { json: true })
+    conform(
+        'a 404 with a JSON body and json: true',
+        (c, env) =>
+            c.get(`${env.http}/reply/404?type=application/json&body=${json({ reason: 'missing' })}`, { json: true }),
+        asksForProblemDocuments(jsonAccept)
     );
     conform(
         "a 404 HTML page with json: 'strict'",
@@ -920,8 +967,10 @@ describe('7 errors', () => {
             }
         );
     }
-    conform("json: 'strict' refusing a 200", (c, env) =>
-        c.get(`${env.http}/reply/200?type=text/plain&body=x`, { json: 'strict' })
+    conform(
+        "json: 'strict' refusing a 200",
+        (c, env) => c.get(`${env.http}/reply/200?type=text/plain&body=x`, { json: 'strict' }),
+        asksForProblemDocuments(strictJsonAccept)
     );
     conform('request() resolves with an error status', (c, env) => c.request('GET', `${env.http}/reply/500`));
     conform('a connection closed without an answer', (c, env) => c.get(`${env.http}/cut`, { agent: false }));

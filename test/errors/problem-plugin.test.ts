@@ -239,6 +239,10 @@ describe('content negotiation over real sockets', () => {
         ['application/json;q=0.5, application/problem+json', 'problem'],
         ['application/problem+json;q=0.5, application/json', 'classic'],
         ['application/problem+json, application/json', 'problem'],
+        // Both named at one q-value: the client reads both (what the client's helpers send with json).
+        ['application/json, application/problem+json', 'problem'],
+        ['application/json, application/problem+json, */*;q=0.8', 'problem'],
+        ['application/json, application/*', 'classic'],
         ['*/*;q=0.1, application/problem+json', 'problem'],
         ['application/*;q=0.5, application/json;q=0.1', 'problem'],
         ['APPLICATION/PROBLEM+JSON; charset=utf-8', 'problem']

@@ -1,5 +1,27 @@
 import type { ProblemDetails } from '../../errors/index.js';
 import { isProblemJson, problemReadLimits, readProblem } from '../../errors/read-problem.js';
+import type { ReadOptions } from '../contract/types.js';
+
+/**
+ * The `accept` a helper sends when it reads JSON and the caller set none (docs/problem-details.md,
+ * "Between tracewire's client and server"): JSON, and problem documents at the same q-value, JSON
+ * first. A server that negotiates errors (the `problemDetails` plugin) then answers them as problem
+ * documents, which the helper puts in `data.problem`, and one that picks a success's type from the
+ * list picks JSON (a `+json` formatter would otherwise label a success `application/problem+json`).
+ * `'strict'` reads nothing else (any other type is its 406), so it asks for nothing else; `true`
+ * hands another type over unparsed and `'force'` parses whatever the type says, so they accept the
+ * rest too, below JSON: a server that refuses what `accept` leaves out still answers them.
+ */
+export function jsonAcceptFor(json: ReadOptions['json']): string | undefined {
+    if (!json) {
+        return undefined;
+    }
+
+    return json === 'strict' ? strictJsonAccept : jsonAccept;
+}
+
+const strictJsonAccept = 'application/json, application/problem+json';
+const jsonAccept = 'application/json, application/problem+json, */*;q=0.8';
 
 /**
  * The problem document (RFC 9457) of an error response the helpers reject, or undefined

@@ -1,5 +1,6 @@
 import type { HttpError } from '../../errors/index.js';
 import { acceptEncodingOffer } from '../bodies/content-decoding.js';
+import { jsonAcceptFor } from '../bodies/problem-body.js';
 import { invalidOption } from '../contract/errors.js';
 import type { EffectiveOptions, RequestAndReadOptions } from '../contract/types.js';
 import { checkHeaders, checkOptions, mergeOptions, normalizeMethod, type StoredDefaults } from '../options/options.js';
@@ -16,13 +17,15 @@ export interface PreparedCall {
 
 /**
  * Checks a call of `request()` or of a helper and merges its options over the client's defaults:
- * the call made ready, or the first problem as an HttpError naming what was wrong.
+ * the call made ready, or the first problem as an HttpError naming what was wrong. `helper`: the
+ * call's response is read by a helper, with the call's `json`.
  */
 export function prepareCall(
     method: unknown,
     uri: unknown,
     options: RequestAndReadOptions | undefined,
-    defaults: StoredDefaults | undefined
+    defaults: StoredDefaults | undefined,
+    helper: boolean
 ): PreparedCall | HttpError {
     const normalizedMethod = normalizeMethod(method);
     const problem =
@@ -40,6 +43,11 @@ export function prepareCall(
     if (merged.gunzip && merged.headers['accept-encoding'] === undefined) {
         // The caller will decode: offer what read() decodes here (@hapi/wreck offers gzip alone).
         merged.headers['accept-encoding'] = acceptEncodingOffer;
+    }
+
+    if (helper && merged.json && merged.headers.accept === undefined) {
+        // A helper that reads JSON asks for problem documents beside it; the caller's own `accept` (any case) wins.
+        merged.headers.accept = jsonAcceptFor(merged.json) as string;
     }
 
     const target =

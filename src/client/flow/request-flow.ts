@@ -24,7 +24,6 @@ import { isOn } from '../options/values.js';
 import { observedPipeline, type Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
 import { type AnsweredHop, Hop } from '../wire/hop.js';
-import { loadedHttp2, loadHttp2 } from '../wire/load-http2.js';
 import { type PreparedCall, prepareCall } from './call-setup.js';
 import { CallDeadline, type DeadlineOwner } from './deadline.js';
 import type { Finisher } from './finisher.js';
@@ -109,7 +108,7 @@ export class RequestFlow implements CachedFlow, DeadlineOwner, RedirectingFlow, 
         options: RequestAndReadOptions | undefined,
         defaults: StoredDefaults | undefined
     ): void {
-        const call = prepareCall(method, uri, options, defaults);
+        const call = prepareCall(method, uri, options, defaults, this.readsResponseBody);
         if (call instanceof Error) {
             this.fail(call);
             return;
@@ -137,42 +136,34 @@ export class RequestFlow implements CachedFlow, DeadlineOwner, RedirectingFlow, 
             this.retries = new Retries(policy, this);
         }
 
-        const cached = isOn(merged.cache);
-        const http2 = isOn(merged.http2);
-        const Layer = loadedCacheLayer();
-        if ((cached && Layer === undefined) || (http2 && loadedHttp2() === undefined)) {
-            this.startOnceLoaded(call, cached, http2);
-            return;
+        if (isOn(merged.cache)) {
+            const Layer = loadedCacheLayer();
+            if (Layer === undefined) {
+                this.startOnceLoaded(call);
+                return;
+            }
+
+            this.cache = new Layer(this, cacheSettingsOf(merged.cache as true | CacheOptions), this.pipeline);
         }
 
-        if (cached) {
-            this.cache = new (Layer as typeof CacheLayer)(
-                this,
-                cacheSettingsOf(merged.cache as true | CacheOptions),
-                this.pipeline
-            );
-        }
-
+        // (A hop over HTTP/2 loads its transport itself, below the seam: wire/load-http2.ts.)
         this.startHop(call.method, call.target, merged);
     }
 
     /**
-     * The process's first request with a cache, or over HTTP/2: the modules it needs load (the cache
-     * layer, the HTTP/2 transport), then the request starts, unless it was stopped meanwhile.
+     * The process's first request with a cache: the cache layer loads, then the request starts (its
+     * store lookup is asynchronous anyway), unless it was stopped meanwhile.
      */
-    private startOnceLoaded(call: PreparedCall, cached: boolean, http2: boolean): void {
-        Promise.all([cached ? loadCacheLayer() : undefined, http2 ? loadHttp2() : undefined]).then(
-            ([Layer]) => {
+    private startOnceLoaded(call: PreparedCall): void {
+        loadCacheLayer().then(
+            (Layer) => {
                 if (this.isSettled) {
                     return;
                 }
 
                 try {
-                    if (Layer !== undefined) {
-                        const settings = cacheSettingsOf(call.options.cache as true | CacheOptions);
-                        this.cache = new Layer(this, settings, this.pipeline);
-                    }
-
+                    const settings = cacheSettingsOf(call.options.cache as true | CacheOptions);
+                    this.cache = new Layer(this, settings, this.pipeline);
                     this.startHop(call.method, call.target, call.options);
                 } catch (err) {
                     this.fail(clientFailure(`The request could not be started: ${(err as Error).message}`, err));

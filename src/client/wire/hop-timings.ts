@@ -50,6 +50,8 @@ export class HopClock implements BodyNotes, ConnectionMoments {
     // The phase bounds of the hop, with the `timeouts` option.
     private guard: PhaseGuard | undefined;
     private tunnelStart = 0;
+    // When a transport loaded on first use was there (load-http2.ts): the hop's `wait` runs from then.
+    private transportReadyAt: number | undefined;
 
     constructor() {
         this.timings = {
@@ -79,6 +81,10 @@ export class HopClock implements BodyNotes, ConnectionMoments {
     /** The hop's phase bounds, with the `timeouts` option: moved by the moments from here on. */
     boundBy(guard: PhaseGuard | undefined): void {
         this.guard = guard;
+    }
+
+    transportReady(): void {
+        this.transportReadyAt = timestamp();
     }
 
     connectionReused(): void {
@@ -136,7 +142,7 @@ export class HopClock implements BodyNotes, ConnectionMoments {
             this.guard?.enter('response');
         } else {
             // The server answered before it had the whole request: the hop has ended, its phases told.
-            derivePhases(timings);
+            derivePhases(timings, this.transportReadyAt);
         }
     }
 
@@ -190,18 +196,20 @@ export class HopClock implements BodyNotes, ConnectionMoments {
             }
         }
 
-        derivePhases(timings);
+        derivePhases(timings, this.transportReadyAt);
     }
 }
 
 /**
  * The durations between the moments that happened; a phase whose moments did not is undefined, and
  * so is `firstByte` when the server answered before the request was sent (no think time after it).
+ * `waitFrom`: when the hop could begin to wait for a connection, if later than its start (its
+ * transport loaded meanwhile: that time is in `total` only).
  */
-export function derivePhases(timings: Timings): void {
+export function derivePhases(timings: Timings, waitFrom: number | undefined): void {
     const phases = timings.phases;
     const { start, socket, lookup, connect, secureConnect, upload, response, end } = timings;
-    phases.wait = since(start, socket);
+    phases.wait = since(waitFrom ?? start, socket);
     phases.dns = since(socket, lookup);
     phases.tcp = since(lookup ?? socket, connect);
     phases.tls = since(connect, secureConnect);
@@ -237,11 +245,13 @@ function noteBodyClosed(timings: Timings, res: Readable): void {
         return;
     }
 
+    const at = timestamp();
     if (res.errored) {
-        timings.error = timestamp();
+        timings.error = at;
     } else {
-        timings.abort = timestamp();
+        timings.abort = at;
     }
 
-    derivePhases(timings);
+    // Only the total depends on how the body ended: the other phases were derived as the hop ended.
+    timings.phases.total = since(timings.start, at);
 }

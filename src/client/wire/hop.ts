@@ -17,7 +17,7 @@ import { announceHop, announceRequest, type Pipeline, reportHop, requestUriOf } 
 import { type Destination, destinationOf } from './destination.js';
 import { HopClock } from './hop-timings.js';
 import { http1 } from './http1/exchange.js';
-import { loadedHttp2, loadHttp2 } from './load-http2.js';
+import { http2Transport } from './load-http2.js';
 import { PhaseGuard, type PhaseGuardOwner } from './phase-guard.js';
 import { originHeaders, type ProxyRoute, proxyRouteOf } from './proxy.js';
 import type { ConnectionMoments, Exchange, ExchangeHop, Transport } from './transport.js';
@@ -322,15 +322,8 @@ function transportOf(options: EffectiveOptions, destination: Destination, proxy:
         return http1;
     }
 
-    const http2 = loadedHttp2();
-    if (http2 === undefined) {
-        // Turned on after the call began (the flow loads it for calls that start with it): this hop
-        // goes over HTTP/1.1, the next ones will not.
-        void loadHttp2();
-        return http1;
-    }
-
-    return http2;
+    // Until it has loaded (with the process's first such hop), one that makes the request at once and waits for it.
+    return http2Transport();
 }
 
 function bodyless(method: string): boolean {

@@ -76,6 +76,11 @@ export interface Exchange {
  * connect or handshake) is not told.
  */
 export interface ConnectionMoments {
+    /**
+     * The transport of the exchange, which loads with the first hop that needs it (load-http2.ts), is
+     * there: the time before was the load's, which is no phase of the hop.
+     */
+    transportReady(): void;
     /** The exchange got a connection that had carried exchanges before. */
     connectionReused(): void;
     /** The exchange waits for a new connection, whose first step is `lookup` (a host name) or `connect`. */

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client } from '../../../src/client/index.js';
+import { Client, type Timings } from '../../../src/client/index.js';
 import type { Http2Request } from '../../../src/client/wire/http2/request.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';
@@ -118,6 +118,45 @@ describe('HTTP/2 sessions: one connection per origin carries many streams', () =
             results.filter(({ res }) => (res as { timings?: { connect?: number } }).timings?.connect !== undefined)
         ).toHaveLength(1);
         await expectReleased(api, [server], timers);
+    });
+
+    it('shows the sharing to the caller (docs/client.md "Seeing that streams share a session")', async () => {
+        server = await startHttp2(slowly(20));
+        const traced = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false, events: true });
+        const seen: {
+            req: Http2Request;
+            session: unknown;
+            timings: Timings;
+        }[] = [];
+        traced.events?.on('response', (_err, details) => {
+            const req = details.req as unknown as Http2Request;
+            // (A stream's `session` is unset once the stream is closed: read it while it is open.)
+            seen.push({ req, session: req.stream?.session, timings: details.timings });
+        });
+        await Promise.all([0, 1, 2].map((i) => traced.get(`${server.url}/${i}`)));
+        await traced.get(`${server.url}/later`);
+        const [first] = seen;
+        expect(first?.session).toBeDefined();
+        for (const { req, session } of seen) {
+            expect(req.socket).toBe(first?.req.socket);
+            expect(session).toBe(first?.session);
+        }
+
+        expect(seen.map(({ req }) => req.stream?.id).sort()).toEqual([1, 3, 5, 7]);
+        // One stream opened the session: it alone is not on a reused connection, and has the connection's phases.
+        const opener = seen.filter(({ req }) => !req.reusedSocket);
+        expect(opener).toHaveLength(1);
+        expect(opener[0]?.timings.phases.tcp).toBeDefined();
+        expect(opener[0]?.timings.phases.tls).toBeDefined();
+        for (const { req, timings } of seen) {
+            if (req.reusedSocket) {
+                expect(timings.connect).toBeUndefined();
+                expect(timings.phases.tls).toBeUndefined();
+            }
+        }
+
+        expect(server.connections).toHaveLength(1);
+        await expectReleased(traced, [server], timers);
     });
 
     it('lets requests that come while the connection waits for the server SETTINGS wait for it too', async () => {

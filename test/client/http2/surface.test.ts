@@ -2,7 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLIENT_CHANNELS, Client, type HopRequest } from '../../../src/client/index.js';
-import { Http2Request, isHttp2Request } from '../../../src/client/wire/http2/request.js';
+import { Http2Request } from '../../../src/client/wire/http2/request.js';
 import { isHttpError } from '../../../src/errors/index.js';
 import { startProxy, type TestProxy } from '../test-proxy.js';
 import { expectReleased, timersBefore } from './released.js';
@@ -44,21 +44,6 @@ beforeEach(() => {
 });
 
 describe('HTTP/2 surface: the request a caller holds', () => {
-    it("the process's first HTTP/2 call has no promise.req (the transport loads first), then its request event gives the Http2Request", async () => {
-        // First in this file's process: the HTTP/2 transport is not loaded yet (wire/load-http2.ts).
-        const traced = api.defaults({ events: true });
-        const seen: HopRequest[] = [];
-        traced.events?.on('request', (req) => seen.push(req));
-        const promise = traced.request('GET', `${server.url}/first`);
-        expect(promise.req).toBeUndefined();
-        expect(seen).toEqual([]);
-        const res = await promise;
-        expect(seen).toHaveLength(1);
-        expect(isHttp2Request(seen[0])).toBe(true);
-        expect(res.httpVersion).toBe('2.0');
-        await traced.read(res);
-    });
-
     it('promise.req and the request event give one Http2Request with the members of a stream', async () => {
         const traced = api.defaults({ events: true });
         const seen: HopRequest[] = [];

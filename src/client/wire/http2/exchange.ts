@@ -31,27 +31,46 @@ import { streamFailure } from './stream-failure.js';
  */
 export const http2: Transport = {
     open(hop: ExchangeHop): Exchange {
-        const { destination, options } = hop;
-        const settings = http2SettingsOf(options.http2 as true | object);
-        const agent = agentFor(destination, options, hop.agents);
-        const target: ConnectionTarget = {
-            destination,
-            options,
-            proxy: hop.proxy,
-            agent,
-            secure: destination.isHttps,
-            // Over TLS, ALPN decides; in cleartext (h2c), HTTP/2 with prior knowledge.
-            alpn: offeredProtocols
-        };
-        const key = sessionKey(target, settings);
-        const pool = sessionPoolOf(hop.agents);
-        if (pool.speaksHttp1(key)) {
-            return http1.open(hop);
-        }
-
-        return new Http2Exchange(hop, pool, key, target, settings);
+        return openWith(hop, undefined);
     }
 };
+
+/** The request a hop made while the transport loaded (load-http2.ts): the exchange takes it on as its own. */
+export interface MadeRequest {
+    /** The fields to send, as the hop's `request` listeners left them. */
+    readonly fields: OutgoingHttpHeaders;
+    /** The request's handle, whose exchange (its `stop()`) stays the one that made it. */
+    readonly handle: Http2Request;
+}
+
+/**
+ * The exchange of `hop`: a stream, or HTTP/1.1 for an origin that answered ALPN with it; with `made`,
+ * carrying the request made before the transport had loaded.
+ */
+export function openWith(hop: ExchangeHop, made: MadeRequest | undefined): Exchange & Partial<StoppableExchange> {
+    const { destination, options } = hop;
+    const settings = http2SettingsOf(options.http2 as true | object);
+    const agent = agentFor(destination, options, hop.agents);
+    const target: ConnectionTarget = {
+        destination,
+        options,
+        proxy: hop.proxy,
+        agent,
+        secure: destination.isHttps,
+        // Over TLS, ALPN decides; in cleartext (h2c), HTTP/2 with prior knowledge.
+        alpn: offeredProtocols
+    };
+    const key = sessionKey(target, settings);
+    const pool = sessionPoolOf(hop.agents);
+    if (pool.speaksHttp1(key)) {
+        const exchange = http1.open(hop);
+        // As when ALPN answers on the stream's own connection: the handle stands for the HTTP/1.1 request.
+        made?.handle.carriedBy(exchange.request);
+        return exchange;
+    }
+
+    return new Http2Exchange(hop, pool, key, target, settings, made);
+}
 
 // NGHTTP2_CANCEL (RFC 9113 7): the stream is no longer needed.
 const cancelCode = 0x8;
@@ -97,10 +116,17 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         private readonly pool: SessionPool,
         private readonly key: string,
         readonly target: ConnectionTarget,
-        private readonly settings: Http2Settings
+        private readonly settings: Http2Settings,
+        made: MadeRequest | undefined
     ) {
-        this.fields = requestHeaders(hop.method, hop.destination, hop.headers);
-        this.handle = new Http2Request(this.fields, this, hop.destination.hostname);
+        if (made === undefined) {
+            this.fields = requestHeaders(hop.method, hop.destination, hop.headers);
+            this.handle = new Http2Request(this.fields, this, hop.destination.hostname);
+        } else {
+            this.fields = made.fields;
+            this.handle = made.handle;
+        }
+
         this.request = this.handle as unknown as HopRequest;
     }
 

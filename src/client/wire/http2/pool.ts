@@ -36,6 +36,11 @@ export interface SessionClaim {
 // What ALPN said per origin: bounded, as the origins a client meets come from its callers.
 const originLimit = 1024;
 
+// Node's http2 loads with the transport (load-http2.ts), before any hop waits on it: loaded by the
+// first session instead, its milliseconds would be counted as that hop's connection phases, or as
+// the `wait` of the streams queued behind it (README "Timings").
+const http2 = process.getBuiltinModule('node:http2');
+
 /** The pool of a client's connection pools (`Agents`): clients derived with `defaults()` share it. */
 const poolsByAgents = new WeakMap<Agents, SessionPool>();
 
@@ -284,7 +289,6 @@ export class SessionPool implements SessionCensus {
 
 /** The session over a connection that is up: our settings, no server push. */
 function startSession(settings: Http2Settings, target: ConnectionTarget, socket: Socket) {
-    const http2 = process.getBuiltinModule('node:http2');
     const { destination } = target;
     // The pseudo-header fields of every request are ours: this URL only has to be one (an IPv6 literal in brackets).
     const host = destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname;
