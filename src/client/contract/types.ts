@@ -381,8 +381,7 @@ export type TimedResponse = HopResponse & { timings: Timings };
 
 /**
  * A request's promise: it also carries the first `ClientRequest` (undefined when the options were rejected,
- * on a client with a cache, which looks the store up before any request exists, and for the process's
- * first call with `http2`, whose transport loads first).
+ * and on a client with a cache, which looks the store up before any request exists).
  */
 export type RequestPromise = Promise<TimedResponse> & { req: HopRequest | undefined };
 
