@@ -127,16 +127,24 @@ export function recordRequestHeaders(span: Span, captured: CapturedHeaders, req:
 export function recordResponse(hop: HopRecord, res: IncomingMessage, captured: CapturedHeaders): void {
     const { span, metricAttributes, recording } = hop;
     const statusCode = res.statusCode as number;
-    const version = protocolVersionOf(res.httpVersion);
+    // A hop the cache answered sent no request (`details.req` undefined): nothing went over the
+    // network, so no protocol spoke; `tracewire.cache` says how it was answered.
+    const version = hop.details?.req === undefined ? undefined : protocolVersionOf(res.httpVersion);
     metricAttributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = statusCode;
-    metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = version;
+    if (version !== undefined) {
+        metricAttributes[ATTR_NETWORK_PROTOCOL_VERSION] = version;
+    }
+
     addCacheOutcome(recording ? span : undefined, metricAttributes, res);
     if (!recording) {
         return;
     }
 
     span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
-    span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, version);
+    if (version !== undefined) {
+        span.setAttribute(ATTR_NETWORK_PROTOCOL_VERSION, version);
+    }
+
     // No network.peer.*: reading a socket's peer is a system call per connection, too dear here.
     if (captured.names.length > 0) {
         const headers: Attributes = {};

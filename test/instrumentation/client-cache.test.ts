@@ -1,7 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
-import { METRIC_HTTP_CLIENT_REQUEST_DURATION } from '@opentelemetry/semantic-conventions';
+import {
+    ATTR_HTTP_RESPONSE_STATUS_CODE,
+    ATTR_NETWORK_PROTOCOL_VERSION,
+    METRIC_HTTP_CLIENT_REQUEST_DURATION
+} from '@opentelemetry/semantic-conventions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
     ATTR_CACHE_STORE,
@@ -77,6 +81,44 @@ describe('instrumentation of a cached client', () => {
         }
     });
 
+    it('a hit, answered without the network, names no network.protocol.version on its span or duration point; the miss before it does', async () => {
+        const client = new Client().defaults({ events: true, cache: true });
+        const handle = instrumentClient(client, {
+            tracerProvider: otel.tracerProvider,
+            meterProvider: otel.meterProvider
+        });
+        otel.reset();
+        try {
+            const servedBefore = served;
+            await client.get(`${origin}/fresh`);
+            await client.get(`${origin}/fresh`);
+            expect(served - servedBefore).toBe(1);
+            await expect.poll(() => otel.spans().length).toBe(2);
+            const [miss, hit] = otel.spans();
+            expect(miss!.attributes).toMatchObject({
+                [ATTR_TRACEWIRE_CACHE]: 'miss',
+                [ATTR_NETWORK_PROTOCOL_VERSION]: '1.1',
+                [ATTR_HTTP_RESPONSE_STATUS_CODE]: 200
+            });
+            // What the caller got, and how it was answered, without a protocol nothing spoke.
+            expect(hit!.attributes).toMatchObject({
+                [ATTR_TRACEWIRE_CACHE]: 'hit',
+                [ATTR_HTTP_RESPONSE_STATUS_CODE]: 200
+            });
+            expect(hit!.attributes).not.toHaveProperty(ATTR_NETWORK_PROTOCOL_VERSION);
+            const points = await otel.histogram(METRIC_HTTP_CLIENT_REQUEST_DURATION);
+            const versions = (outcome: string) =>
+                points
+                    .filter((point) => point.attributes[ATTR_TRACEWIRE_CACHE] === outcome)
+                    .map((point) => point.attributes[ATTR_NETWORK_PROTOCOL_VERSION]);
+            expect(versions('hit').length).toBeGreaterThan(0);
+            expect(versions('hit').every((version) => version === undefined)).toBe(true);
+            expect(versions('miss').every((version) => version === '1.1')).toBe(true);
+        } finally {
+            handle.disable?.();
+        }
+    });
+
     it("the calls that waited for another call's fetch (request coalescing) link their spans to the span that fetched", async () => {
         const client = new Client().defaults({ events: true, cache: true });
         const handle = instrumentClient(client, {
@@ -95,9 +137,12 @@ describe('instrumentation of a cached client', () => {
             expect(waiters).toHaveLength(2);
             for (const waiter of waiters) {
                 expect(waiter.links.map((link) => link.context.spanId)).toEqual([fetcher.spanContext().spanId]);
+                // Answered from what the fetch stored: the waiter itself sent nothing over the network.
+                expect(waiter.attributes).not.toHaveProperty(ATTR_NETWORK_PROTOCOL_VERSION);
             }
 
             expect(fetcher.links).toEqual([]);
+            expect(fetcher.attributes[ATTR_NETWORK_PROTOCOL_VERSION]).toBe('1.1');
         } finally {
             handle.disable?.();
         }

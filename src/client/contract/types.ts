@@ -318,8 +318,9 @@ export type ResendReason = 'stale-connection' | 'http2-refused-stream' | 'http2-
  */
 export interface ResponseDetails {
     /**
-     * The request of this hop; undefined only when none could be created after `preRequest` (a
-     * `preRequest` listener threw, aborted the signal, or set a header Node refuses).
+     * The request of this hop; undefined when none could be created after `preRequest` (a
+     * `preRequest` listener threw, aborted the signal, or set a header Node refuses), and for a hop
+     * the cache answered from its store: `res` then came from no network.
      */
     req: HopRequest | undefined;
     /** The response (headers received), or undefined when the hop failed before one arrived. */
