@@ -144,7 +144,12 @@ export class ClientHandlers {
         try {
             hop.details = details;
             const res = details.res;
-            if (err !== undefined || res === undefined) {
+            if (err !== undefined && uri!.resendReason === undefined) {
+                // The client decides right after this event whether it sends the hop again at once
+                // (`uri.resent`, a re-send is never re-sent): the span's status waits for that word.
+                const endTime = performance.now();
+                queueMicrotask(() => this.endFailedHop(hop, err, endTime));
+            } else if (err !== undefined || res === undefined) {
                 this.endHop(hop, { err, res: undefined, interrupted: false });
             } else {
                 this.followResponse(hop, res);
@@ -197,6 +202,16 @@ export class ClientHandlers {
         });
         if (!waits) {
             this.endHop(hop, end);
+        }
+    }
+
+    /** Ends a hop that failed before its response, once the client has said whether it re-sends it. */
+    private endFailedHop(hop: TracedHop, err: Error, endTime: number): void {
+        try {
+            const resent = (hop.details!.uri as HopUri).resent;
+            this.endHop(hop, { err, res: undefined, interrupted: false, resent }, endTime);
+        } catch (listenerError) {
+            reportError('response listener', listenerError);
         }
     }
 

@@ -9,7 +9,7 @@ import {
     SpanStatusCode,
     type Tracer
 } from '@opentelemetry/api';
-import type { EffectiveOptions, RequestUri, ResponseDetails } from '../src/client/contract/types.js';
+import type { EffectiveOptions, RequestUri, ResendReason, ResponseDetails } from '../src/client/contract/types.js';
 import {
     ATTR_URL_TEMPLATE,
     addHeaderAttributes,
@@ -36,7 +36,13 @@ import {
     ERROR_TYPE_VALUE_OTHER
 } from './semconv.js';
 import { ATTR_TIMEOUT_PHASE, timeoutPhaseOf } from './span-phases.js';
-import { addResendReason, protocolVersionOf, recordSessionEnd } from './transport-attributes.js';
+import {
+    ATTR_RESENT,
+    addResendReason,
+    isUnprocessedResend,
+    protocolVersionOf,
+    recordSessionEnd
+} from './transport-attributes.js';
 
 /** What the instrumentation keeps of one hop, from its `preRequest` to the end of its response. */
 export interface HopRecord<Owner = unknown> extends Measured {
@@ -62,6 +68,8 @@ export interface HopEnd {
     readonly res: IncomingMessage | undefined;
     /** The response closed before its body was received, with no error to say why. */
     readonly interrupted: boolean;
+    /** For a failed hop the client sent again at once, why (`uri.resent`). */
+    readonly resent?: ResendReason | undefined;
 }
 
 /**
@@ -186,13 +194,30 @@ function hopErrorType({ err, res, interrupted }: HopEnd): string | undefined {
 
 /** Marks the span and the duration point of a hop that did not succeed; no-op for one that did. */
 export function recordOutcome(hop: HopRecord, end: HopEnd): void {
+    const { span, metricAttributes } = hop;
+    const { err, interrupted, resent } = end;
+    if (resent !== undefined) {
+        metricAttributes[ATTR_RESENT] = resent;
+        if (hop.recording) {
+            span.setAttribute(ATTR_RESENT, resent);
+        }
+
+        // The server said it never processed the request, and the client sent it again: no error
+        // anyone saw (docs/observability.md, "Re-sent hops"). What ended the session is still told.
+        if (isUnprocessedResend(resent)) {
+            if (hop.recording && err !== undefined) {
+                recordSessionEnd(span, err);
+            }
+
+            return;
+        }
+    }
+
     const errorType = hopErrorType(end);
     if (errorType === undefined) {
         return;
     }
 
-    const { span, metricAttributes } = hop;
-    const { err, interrupted } = end;
     metricAttributes[ATTR_ERROR_TYPE] = errorType;
     if (!hop.recording) {
         return;

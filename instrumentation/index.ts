@@ -45,5 +45,6 @@ export { INSTRUMENTATION_VERSION, TracewireInstrumentation } from './tracewire-i
 export {
     ATTR_HTTP2_GOAWAY_ERROR_CODE,
     ATTR_HTTP2_SESSION_END,
-    ATTR_RESEND_REASON
+    ATTR_RESEND_REASON,
+    ATTR_RESENT
 } from './transport-attributes.js';

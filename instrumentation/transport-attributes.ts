@@ -21,6 +21,22 @@ export function protocolVersionOf(httpVersion: string): string {
  */
 export const ATTR_RESEND_REASON = 'tracewire.resend.reason';
 
+/**
+ * On a failed hop the client sent again at once (`uri.resent`): why — `stale-connection`,
+ * `http2-goaway` or `http2-refused-stream`, the next hop's `tracewire.resend.reason`. Its failure
+ * never reached the caller (docs/observability.md, "Re-sent hops").
+ */
+export const ATTR_RESENT = 'tracewire.resent';
+
+/**
+ * True for a re-send of a request the server said it never processed (an HTTP/2 stream refused, or
+ * above a GOAWAY's last stream id): nothing failed that the caller saw, nor on the server, so its hop
+ * is no error (docs/observability.md, "Re-sent hops").
+ */
+export function isUnprocessedResend(reason: ResendReason | undefined): boolean {
+    return reason === 'http2-goaway' || reason === 'http2-refused-stream';
+}
+
 /** On a stream cut by its session's end: `goaway` (the server sent GOAWAY) or `ping-timeout` (it stopped answering PINGs). */
 export const ATTR_HTTP2_SESSION_END = 'tracewire.http2.session_end';
 

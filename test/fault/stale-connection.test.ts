@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instrumentClient } from '../../instrumentation/index.js';
 import { Client } from '../../src/client/index.js';
@@ -184,6 +185,14 @@ describe('stale connections: a request that fails on a reused connection the ser
             'stale-connection'
         ]);
         expect(spans[1]?.attributes['error.type']).toBe('ECONNRESET');
+        // Sent again, and said so on the hop that failed; still an error: a reset the server did not
+        // announce, which also looks so when a request crashed it (docs/observability.md, "Re-sent hops").
+        expect(spans.map((span) => span.attributes['tracewire.resent'])).toEqual([
+            undefined,
+            'stale-connection',
+            undefined
+        ]);
+        expect(spans[1]?.status.code).toBe(SpanStatusCode.ERROR);
         instrumentation.disable();
         await otel.shutdown();
     });

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import {
+    ATTR_ERROR_TYPE,
     ATTR_HTTP_REQUEST_RESEND_COUNT,
     ATTR_HTTP_RESPONSE_STATUS_CODE,
     ATTR_NETWORK_PROTOCOL_VERSION,
@@ -18,6 +19,7 @@ import {
     ATTR_HTTP2_GOAWAY_ERROR_CODE,
     ATTR_HTTP2_SESSION_END,
     ATTR_RESEND_REASON,
+    ATTR_RESENT,
     instrumentClient,
     PHASE_ATTRIBUTES
 } from '../../instrumentation/index.js';
@@ -109,8 +111,19 @@ function spansTo(url: string): ReadableSpan[] {
 /** The attributes tracewire adds of HTTP/2 sessions and re-sends, on one span. */
 function transportAttributes(span: ReadableSpan): string[] {
     return Object.keys(span.attributes).filter(
-        (name) => name.startsWith('tracewire.http2.') || name === ATTR_RESEND_REASON
+        (name) => name.startsWith('tracewire.http2.') || name === ATTR_RESEND_REASON || name === ATTR_RESENT
     );
+}
+
+/**
+ * The span of a hop the server never processed and the client sent again (docs/observability.md,
+ * "Re-sent hops"): no ERROR status, no error.type, no exception; `tracewire.resent` says why it was sent again.
+ */
+function expectUnprocessedResend(span: ReadableSpan, reason: string): void {
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(span.attributes[ATTR_ERROR_TYPE]).toBeUndefined();
+    expect(span.events.map((event) => event.name)).not.toContain('exception');
+    expect(span.attributes[ATTR_RESENT]).toBe(reason);
 }
 
 /** The phase attributes a span has, by phase. */
@@ -287,7 +300,8 @@ describe('HTTP/2 session ends on the spans of the hops they failed', () => {
 
         const [cut, resent, ...more] = spansTo(`${server.url}/b`);
         expect(more).toEqual([]);
-        expect(cut!.status.code).toBe(SpanStatusCode.ERROR);
+        // Never processed, sent again, answered: no error anyone saw; the span says what happened instead.
+        expectUnprocessedResend(cut!, 'http2-goaway');
         expect(cut!.attributes).toMatchObject({
             [ATTR_HTTP2_SESSION_END]: 'goaway',
             [ATTR_HTTP2_GOAWAY_ERROR_CODE]: 'NO_ERROR'
@@ -295,6 +309,9 @@ describe('HTTP/2 session ends on the spans of the hops they failed', () => {
         expect(cut!.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE]).toBeUndefined();
         expect(cut!.attributes[ATTR_RESEND_REASON]).toBeUndefined();
         expect(cut!.attributes[ATTR_HTTP_REQUEST_RESEND_COUNT]).toBeUndefined();
+        expect(transportAttributes(cut!).sort()).toEqual(
+            [ATTR_HTTP2_GOAWAY_ERROR_CODE, ATTR_HTTP2_SESSION_END, ATTR_RESENT].sort()
+        );
 
         expect(resent!.status.code).toBe(SpanStatusCode.UNSET);
         expect(resent!.attributes).toMatchObject({
@@ -304,6 +321,20 @@ describe('HTTP/2 session ends on the spans of the hops they failed', () => {
             [ATTR_NETWORK_PROTOCOL_VERSION]: '2'
         });
         expect(transportAttributes(resent!)).toEqual([ATTR_RESEND_REASON]);
+        // The duration points: two hops answered 200, the cut one with no error.type but the reason it was sent again.
+        const points = (await otel.histogram(METRIC_HTTP_CLIENT_REQUEST_DURATION)).map((point) => ({
+            status: point.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE],
+            error: point.attributes[ATTR_ERROR_TYPE],
+            resent: point.attributes[ATTR_RESENT],
+            count: point.count
+        }));
+        expect(points).toEqual(
+            expect.arrayContaining([
+                { status: 200, error: undefined, resent: undefined, count: 2 },
+                { status: undefined, error: undefined, resent: 'http2-goaway', count: 1 }
+            ])
+        );
+        expect(points).toHaveLength(2);
         await expectReleased(api, [server], timers, { serversClose: false });
     });
 
@@ -322,7 +353,12 @@ describe('HTTP/2 session ends on the spans of the hops they failed', () => {
             [ATTR_HTTP2_SESSION_END]: 'goaway',
             [ATTR_HTTP2_GOAWAY_ERROR_CODE]: 'INTERNAL_ERROR'
         });
+        // The processed stream's failure reached its caller: an error, with its exception.
+        expect(failed!.attributes[ATTR_ERROR_TYPE]).toBe('ERR_HTTP2_SESSION_ERROR');
+        expect(failed!.events.map((event) => event.name)).toEqual(['exception']);
+        expect(failed!.attributes[ATTR_RESENT]).toBeUndefined();
         const [cut, resent] = spansTo(`${server.url}/b`);
+        expectUnprocessedResend(cut!, 'http2-goaway');
         expect(cut!.attributes).toMatchObject({
             [ATTR_HTTP2_SESSION_END]: 'goaway',
             [ATTR_HTTP2_GOAWAY_ERROR_CODE]: 'INTERNAL_ERROR'
@@ -332,6 +368,72 @@ describe('HTTP/2 session ends on the spans of the hops they failed', () => {
             [ATTR_HTTP_REQUEST_RESEND_COUNT]: 1,
             [ATTR_HTTP_RESPONSE_STATUS_CODE]: 200
         });
+        await expectReleased(api, [server], timers, { serversClose: false });
+    });
+});
+
+describe('HTTP/2 REFUSED_STREAM on the spans', () => {
+    let server: Http2TestServer;
+    beforeEach(async () => {
+        server = await h2Server(undefined);
+        instrumented({ idleTimeout: 100 });
+    });
+
+    /** Refuses the first `refusals` streams, then answers. */
+    function refuse(refusals: number): void {
+        server.server.on('stream', (stream) => {
+            if (refusals-- > 0) {
+                stream.close(constants.NGHTTP2_REFUSED_STREAM);
+            } else {
+                stream.respond({ ':status': 200 });
+                stream.end('done');
+            }
+        });
+    }
+
+    it('refused once: the refused hop is no error, says it was sent again and why; the re-send succeeds', async () => {
+        refuse(1);
+        expect(String((await api.get(`${server.url}/refused-once`)).payload)).toBe('done');
+
+        await expect.poll(() => otel.spans().length).toBe(2);
+        const [refused, resent] = spansTo(`${server.url}/refused-once`);
+        expectUnprocessedResend(refused!, 'http2-refused-stream');
+        expect(transportAttributes(refused!)).toEqual([ATTR_RESENT]);
+        expect(resent!.status.code).toBe(SpanStatusCode.UNSET);
+        expect(resent!.attributes).toMatchObject({
+            [ATTR_RESEND_REASON]: 'http2-refused-stream',
+            [ATTR_HTTP_REQUEST_RESEND_COUNT]: 1,
+            [ATTR_HTTP_RESPONSE_STATUS_CODE]: 200
+        });
+        await expectReleased(api, [server], timers, { serversClose: false });
+    });
+
+    it('refused twice: the first hop is a re-sent one, the second is the error the caller got', async () => {
+        refuse(2);
+        const err = await rejection(api.request('DELETE', `${server.url}/refused-twice`));
+        expect(err.output.statusCode).toBe(502);
+
+        await expect.poll(() => otel.spans().length).toBe(2);
+        const [refused, failed] = spansTo(`${server.url}/refused-twice`);
+        expectUnprocessedResend(refused!, 'http2-refused-stream');
+        expect(failed!.status.code).toBe(SpanStatusCode.ERROR);
+        expect(failed!.attributes).toMatchObject({
+            [ATTR_ERROR_TYPE]: 'ERR_HTTP2_REFUSED_STREAM',
+            [ATTR_RESEND_REASON]: 'http2-refused-stream'
+        });
+        expect(failed!.attributes[ATTR_RESENT]).toBeUndefined();
+        expect(failed!.events.map((event) => event.name)).toEqual(['exception']);
+        const errors = (await otel.histogram(METRIC_HTTP_CLIENT_REQUEST_DURATION)).map((point) => ({
+            error: point.attributes[ATTR_ERROR_TYPE],
+            resent: point.attributes[ATTR_RESENT]
+        }));
+        expect(errors).toEqual(
+            expect.arrayContaining([
+                { error: undefined, resent: 'http2-refused-stream' },
+                { error: 'ERR_HTTP2_REFUSED_STREAM', resent: undefined }
+            ])
+        );
+        expect(errors).toHaveLength(2);
         await expectReleased(api, [server], timers, { serversClose: false });
     });
 });

@@ -297,6 +297,13 @@ export interface RequestUri extends URL {
     /** `'stale-connection'` when this hop re-sends one that failed on a kept-alive connection the server had closed. */
     resendReason: ResendReason | undefined;
     /**
+     * Set on the `uri` of a failed hop as soon as its `response` event has returned, when the client
+     * decided to send it again at once, outside redirects and retries: why (the next hop's
+     * `resendReason`). Its failure then never reaches the caller (README "Stale connections", "HTTP/2").
+     * Absent otherwise.
+     */
+    resent?: ResendReason;
+    /**
      * Set on a hop the cache answered after it waited for another call's fetch of the same request
      * (request coalescing, docs/cache.md "Request coalescing"): the `uri` of the hop that fetched it, when
      * that call ran in this process and reported its hops. Absent otherwise (a fetch by another instance

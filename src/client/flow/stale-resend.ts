@@ -50,6 +50,12 @@ export function resendIfStale(flow: ResendingFlow, hop: Hop, err: HttpError): bo
     }
 
     flow.staleResends++;
+    // Said on the failed hop's uri right after its `response` event, for its observers (RequestUri.resent).
+    const uri = hop.eventUri;
+    if (uri !== undefined) {
+        uri.resent = reason;
+    }
+
     // After the failed request's own error handling: its socket leaves the pool first.
     process.nextTick(onResendDue, flow, hop, reason);
     return true;
