@@ -94,20 +94,22 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
         }
     }
 
-    set(key: string, entry: CachedResponse): Promise<void> {
+    /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
+    set(key: string, entry: CachedResponse): Promise<boolean> {
         let keys: ResourceKeys;
         let fields: { body: string; meta: string };
         let value: Buffer | string;
         let deleteAt: number;
+        let declined: boolean;
         if (this.#closed) {
-            return this.#open();
+            return Promise.reject(closed());
         }
 
         try {
             keys = this.#keys(key);
             fields = variantFields(entry.vary);
             const head = encodedHead(key, entry);
-            const declined = head.length + entry.body.length > this.maxEntrySize;
+            declined = head.length + entry.body.length > this.maxEntrySize;
             // An entry declined still drops the variant it would have replaced: that one is outdated all the same.
             value = declined ? '' : Buffer.concat([head, entry.body]);
             deleteAt = Number.isFinite(entry.deleteAt) ? Math.ceil(entry.deleteAt) : 0;
@@ -133,7 +135,7 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
                     changeNotice(keys.id, this.#instance)
                 )
             )
-            .then(nothing);
+            .then(() => !declined);
     }
 
     delete(key: string): Promise<void> {

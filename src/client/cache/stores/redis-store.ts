@@ -62,7 +62,8 @@ export class RedisCacheStore implements CacheStore, FillLocks {
         return engine === undefined ? this.#loading.then((loaded) => loaded.get(key)) : engine.get(key);
     }
 
-    set(key: string, entry: CachedResponse): Promise<void> {
+    /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
+    set(key: string, entry: CachedResponse): Promise<boolean> {
         const engine = this.#engine;
         // Sent at once once loaded: a lookup this process makes next goes after it on the same connection.
         return engine === undefined ? this.#loading.then((loaded) => loaded.set(key, entry)) : engine.set(key, entry);
