@@ -181,10 +181,11 @@ export class CacheLayer extends FlowHopOwner {
 
         const lookup = this.lookups;
         const wanted = () => lookup === this.lookups && !this.flow.settled;
-        coalescing.join(call, entries).then(async ({ waited, shared }) => {
+        coalescing.join(call, entries).then(async ({ waited, shared, recheck }) => {
             // A call that waited is answered by what the fetch stored (looked up again when it was another
-            // instance's), or goes on its own.
-            const again = waited && wanted() && shared === undefined ? await this.store.get(call.key) : undefined;
+            // instance's), or goes on its own; one that took the store's lock looks again before it fetches.
+            const lookAgain = (waited || recheck) && wanted() && shared === undefined;
+            const again = lookAgain ? await this.store.get(call.key) : undefined;
             const found = shared === undefined ? again : [shared];
             if (!wanted()) {
                 coalescing.end('failed');
