@@ -7,6 +7,7 @@ import { openSessionsOf } from '../src/client/wire/session-census.js';
 import { ATTR_PROBLEM_TYPE, receivedProblemType } from '../src/errors/span-attributes.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
+import { addCacheStored } from './cache-outcome.js';
 import {
     type HopEnd,
     type HopRecord,
@@ -293,6 +294,10 @@ export class ClientHandlers {
         const timings = hop.details?.timings;
         if (timings !== undefined && hop.recording) {
             recordPhases(hop.span, timings, this.phaseEvents);
+        }
+
+        if (res !== undefined) {
+            addCacheStored(hop.recording ? hop.span : undefined, hop.metricAttributes, res);
         }
 
         recordOutcome(hop, end);

@@ -9,7 +9,7 @@
 
 export { ATTR_PROBLEM_TYPE } from '../src/errors/span-attributes.js';
 export { ATTR_STATIC_ENCODING, ATTR_STATIC_ETAG, ATTR_STATIC_RANGE } from '../src/static/span-attributes.js';
-export { ATTR_TRACEWIRE_CACHE } from './cache-outcome.js';
+export { ATTR_TRACEWIRE_CACHE, ATTR_TRACEWIRE_CACHE_STORED } from './cache-outcome.js';
 export { type ClientInstrumentation, instrumentClient } from './client.js';
 export type {
     ClientEventEmitter,

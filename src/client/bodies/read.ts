@@ -74,19 +74,6 @@ export interface ReadSink {
     readFailed(err: HttpError): void;
 }
 
-// What a reader waits for once it has read a body whole, before it reports the read: the cache's write
-// of that body (README "Cache": a write lands before the call that made it settles). Set by the layer
-// that started the work, through `settleReadAfter`; a bounded promise that never rejects.
-const readSettlesAfter = new WeakMap<Readable, Promise<unknown>>();
-
-/**
- * The read of `source` reports its outcome only once `work` has settled (at once if it already has):
- * for a layer above that does something with the body as it ends. `work` must settle, and soon.
- */
-export function settleReadAfter(source: Readable, work: Promise<unknown>): void {
-    readSettlesAfter.set(source, work);
-}
-
 /** The sink of `read()`: its promise. */
 class PromiseSink implements ReadSink {
     constructor(
@@ -353,15 +340,7 @@ class PayloadReader {
             this.removeListeners();
         }
 
-        const work = readSettlesAfter.get(this.res);
-        const length = this.length;
-        if (work === undefined) {
-            this.sink.readSucceeded(payload, length);
-        } else {
-            const sink = this.sink;
-            const report = () => sink.readSucceeded(payload, length);
-            work.then(report, report);
-        }
+        this.sink.readSucceeded(payload, this.length);
     }
 
     fail(err: HttpError): void {

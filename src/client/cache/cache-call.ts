@@ -5,8 +5,9 @@ import type { CachedResponse } from '../contract/cache-store.js';
 import type { Agents, EffectiveOptions, HopRequest, HopResponse, RequestUri, ResendReason } from '../contract/types.js';
 import type { Destination } from '../wire/destination.js';
 import type { AnsweredHop, Hop, HopOwner } from '../wire/hop.js';
-import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember } from './cache-status.js';
+import { type CacheOutcome, type CacheStatusFacts, cacheStatusMember, notStoredDetails } from './cache-status.js';
 import type { CacheDirectives } from './directives.js';
+import type { StoreWrite } from './guarded-store.js';
 import type { Judgement } from './policy.js';
 
 /** What the cache layer needs of the request flow it sits in front of (flow/request-flow.ts). */
@@ -85,24 +86,51 @@ export interface CacheCall {
     fetcher: RequestUri | undefined;
 }
 
+/**
+ * The Cache-Status member of a response the cache writes to the store: `told` is what the response
+ * carries until the write has settled (no `stored`: nothing is stored yet), `facts` what the member
+ * says once it has, with `stored` or why not (`afterWrite`).
+ */
+export interface PendingMember {
+    readonly told: string;
+    readonly facts: MemberFacts;
+}
+
 /** What the cache makes of a response from the origin. */
 export type WireAnswer =
     /**
-     * A 304 that updated the stored response: the caller gets that. `reusable`: the entry answers the
-     * next call without asking the origin (fresh, or stale as RFC 5861 allows).
+     * A 304 that updates the stored response: the caller gets that. `reusable`: the entry answers the
+     * next call without asking the origin (fresh, or stale as RFC 5861 allows). `stores`: the update is
+     * written (`member` completed once it has), else `member.told` is final.
      */
-    | { kind: 'updated'; entry: CachedResponse; stores: boolean; reusable: boolean; cacheStatus: string }
+    | { kind: 'updated'; entry: CachedResponse; stores: boolean; reusable: boolean; member: PendingMember }
     /** A 5xx a stale response replaces (stale-if-error). */
     | { kind: 'stale-if-error'; entry: CachedResponse; cacheStatus: string }
-    /** A response to store once its body has been read (`reusable` as above). */
-    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives; reusable: boolean }
+    /** A response to store once its body has been read (`reusable` as above; `member` completed once written). */
+    | { kind: 'keep'; entry: CachedResponse; directives: CacheDirectives; reusable: boolean; member: PendingMember }
     /** A response passed on as it came. */
     | { kind: 'pass' };
 
 export const passOn: WireAnswer = { kind: 'pass' };
 
+/** The facts of a Cache-Status member, those not given unset. */
+export type MemberFacts = Partial<CacheStatusFacts> & { outcome: CacheOutcome };
+
+/** The member of a response to be written, until its write has settled (`PendingMember`). */
+export function pendingMember(facts: MemberFacts): PendingMember {
+    return { told: member(facts), facts };
+}
+
+/** The member `pending` becomes once its write ended as `write`: `stored`, or a `detail` that says why not. */
+export function afterWrite(pending: PendingMember, write: StoreWrite): string {
+    const facts = pending.facts;
+    return write === 'stored'
+        ? member({ ...facts, stored: true })
+        : member({ ...facts, detail: notStoredDetails[write] });
+}
+
 /** A Cache-Status member (RFC 9211) from the facts given, the others unset. */
-export function member(facts: Partial<CacheStatusFacts> & { outcome: CacheOutcome }): string {
+export function member(facts: MemberFacts): string {
     return cacheStatusMember({
         stored: false,
         ttl: undefined,

@@ -26,13 +26,16 @@ export type CacheOutcome =
 /** One Cache-Status member's parameters (RFC 9211 2). */
 export interface CacheStatusFacts {
     outcome: CacheOutcome;
-    /** The response was stored (or its stored copy updated). */
+    /** The response was stored (or its stored copy updated): the store's write has landed. */
     stored: boolean;
     /** Seconds of freshness left, negative when stale. */
     ttl: number | undefined;
     /** The status the origin answered a forwarded request with. */
     forwardStatus: number | undefined;
-    /** Why a stale response was served (`stale-while-revalidate`, `stale-if-error`, `max-stale`). */
+    /**
+     * Why a stale response was served (`stale-while-revalidate`, `stale-if-error`, `max-stale`), or why
+     * a response the cache meant to store is not (`notStoredDetails`).
+     */
     detail: string | undefined;
     /**
      * The call waited for another's fetch of the same request (RFC 9211 2.5): true when it was answered
@@ -40,6 +43,17 @@ export interface CacheStatusFacts {
      */
     collapsed: boolean | undefined;
 }
+
+/**
+ * The `detail` of a response the cache meant to store and did not, by how the write ended (docs/cache.md
+ * "Cache-Status"): the store declined it (too large for it), did not answer within `storeTimeout`, or
+ * failed (threw, rejected: a Redis server out of reach).
+ */
+export const notStoredDetails = {
+    declined: 'store-declined',
+    timeout: 'store-timeout',
+    error: 'store-error'
+} as const;
 
 const forwardReasons: Record<CacheOutcome, string | undefined> = {
     hit: undefined,
@@ -79,15 +93,39 @@ export function cacheStatusMember(facts: CacheStatusFacts): string {
     return member;
 }
 
-/** The outcome recorded in a Cache-Status field by this client, or undefined when it has no `tracewire` member. */
-export function cacheOutcomeOf(field: string | readonly string[] | undefined): CacheOutcome | undefined {
+/** The `tracewire` member of a Cache-Status field (the last member), or undefined. */
+function ownMember(field: string | readonly string[] | undefined): string | undefined {
     if (field === undefined) {
         return undefined;
     }
 
     const members = (typeof field === 'string' ? field : field.join(',')).split(',');
     const member = members[members.length - 1]!.trim();
-    if (!member.startsWith('tracewire;')) {
+    return member.startsWith('tracewire;') ? member : undefined;
+}
+
+/**
+ * Whether the response a Cache-Status field of this client describes was stored: true once its write
+ * landed (`stored`), false when the write did not store it (a `store-…` detail), undefined when the
+ * cache wrote nothing for it (a hit, a bypass, a response not storable, or not read whole yet).
+ */
+export function cacheStoredOf(field: string | readonly string[] | undefined): boolean | undefined {
+    const member = ownMember(field);
+    if (member === undefined) {
+        return undefined;
+    }
+
+    if (/;\s*stored\s*(?:;|$)/.test(member)) {
+        return true;
+    }
+
+    return /;\s*detail=store-/.test(member) ? false : undefined;
+}
+
+/** The outcome recorded in a Cache-Status field by this client, or undefined when it has no `tracewire` member. */
+export function cacheOutcomeOf(field: string | readonly string[] | undefined): CacheOutcome | undefined {
+    const member = ownMember(field);
+    if (member === undefined) {
         return undefined;
     }
 

@@ -75,9 +75,13 @@ export class CallCoalescing {
     /**
      * Joins the fill of `call`'s request: `waited` when the call waited for another's fetch (then it is
      * answered from `shared`, the entry that fetch stored in this process, or looks the store up again),
-     * else it fetches (leading the fill, or alone). A wait is bounded by the call's `timeout` too.
+     * else it fetches (leading the fill, or alone), after a second lookup when it took the store's lock
+     * (`recheck`). A wait is bounded by the call's `timeout` too.
      */
-    async join(call: CacheCall, entries: readonly CachedResponse[]): Promise<Pick<FillTurn, 'waited' | 'shared'>> {
+    async join(
+        call: CacheCall,
+        entries: readonly CachedResponse[]
+    ): Promise<Pick<FillTurn, 'waited' | 'shared' | 'recheck'>> {
         const timeout = call.options.timeout;
         const lockTimeout = this.settings.lockTimeout;
         const bound = typeof timeout === 'number' && timeout > 0 && timeout < lockTimeout ? timeout : lockTimeout;

@@ -1,9 +1,8 @@
-import { settleReadAfter } from '../bodies/read.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import type { HopResponse } from '../contract/types.js';
 import type { CacheDirectives } from './directives.js';
 import { hopByHopFields, withoutFields } from './fields.js';
-import type { GuardedStore } from './guarded-store.js';
+import type { GuardedStore, StoreWrite } from './guarded-store.js';
 import { responseDirectives, usefulUntil } from './policy.js';
 import { copyBody } from './response.js';
 import { updatedBy304 } from './validators.js';
@@ -54,10 +53,17 @@ export function entryHead(
 }
 
 /**
+ * How the storing of a response ended, told before the caller sees the end of its body: `entry` the
+ * response with its whole body (undefined when the body passed the store's entry limit, or was cut),
+ * `write` how its write ended (`declined` for a body past the limit; undefined when the body was cut).
+ */
+export type WriteEnded = (entry: CachedResponse | undefined, write: StoreWrite | undefined) => void;
+
+/**
  * Stores `head` with the body of `res` once it has come whole (and within the store's entry limit).
- * The read of `res` (a helper's, or `client.read()`'s) settles once the write has landed or the
- * guarded store gave up on it (README "Cache"); `ended`, when given, is told then, with the entry
- * written, or at once with undefined when there is nothing to write.
+ * The end of `res` reaches its reader (a helper's read, `client.read()`, a caller reading the stream)
+ * only once the write has settled, within the cache's bound on a store call (docs/cache.md "The
+ * `cache` option"), and `ended`, when given, is told first.
  */
 export function storeWithBody(
     store: GuardedStore,
@@ -66,20 +72,22 @@ export function storeWithBody(
     directives: CacheDirectives,
     shared: boolean,
     res: HopResponse,
-    ended?: (entry: CachedResponse | undefined) => void
+    ended?: WriteEnded
 ): void {
     copyBody(
         res,
         store.entryLimit,
         (body) => {
+            if (body === undefined) {
+                ended?.(undefined, 'declined');
+                return Promise.resolve();
+            }
+
             const complete = { ...head, body };
             complete.deleteAt = usefulUntil(complete, directives, shared, Date.now());
             const landing = store.set(key, complete);
-            settleReadAfter(res, landing);
-            if (ended !== undefined) {
-                landing.then(() => ended(complete));
-            }
+            return ended === undefined ? landing : landing.then((write) => ended(complete, write));
         },
-        ended === undefined ? undefined : () => ended(undefined)
+        ended === undefined ? undefined : () => ended(undefined, undefined)
     );
 }

@@ -42,6 +42,12 @@ export interface FillTurn {
     readonly passed: boolean;
     /** What the fetch waited for stored, when it ran in this process: it answers the call without a lookup. */
     readonly shared: CachedResponse | undefined;
+    /**
+     * The call took the store's lock after its lookup: another instance's fill may have landed in
+     * between (its lock released just before this one was taken), so it looks the store up once more
+     * before it fetches.
+     */
+    readonly recheck: boolean;
 }
 
 /** What a lead knows of the hop it fetches with. */
@@ -49,7 +55,14 @@ export interface FetchingHop {
     readonly eventUri: RequestUri | undefined;
 }
 
-const passed: FillTurn = { lead: undefined, waited: false, fetcher: undefined, passed: true, shared: undefined };
+const passed: FillTurn = {
+    lead: undefined,
+    waited: false,
+    fetcher: undefined,
+    passed: true,
+    shared: undefined,
+    recheck: false
+};
 
 // Requests marked pass, at most this many per store: the oldest marks go first.
 const mostPasses = 4096;
@@ -113,7 +126,7 @@ export class Fills {
             // The fill's own timer ends it at lockTimeout: a shorter bound needs one of its own.
             const shared = await (waitBound < settings.lockTimeout ? within(underway.done, waitBound) : underway.done);
             const fetcher = underway.fetcher?.eventUri;
-            return { lead: undefined, waited: true, fetcher, passed: false, shared };
+            return { lead: undefined, waited: true, fetcher, passed: false, shared, recheck: false };
         }
 
         const lead = new FillLead(this, key, settings);
@@ -123,7 +136,7 @@ export class Fills {
         lead.timer.unref();
         const locks = this.locks;
         if (locks === undefined) {
-            return { lead, waited: false, fetcher: undefined, passed: false, shared: undefined };
+            return { lead, waited: false, fetcher: undefined, passed: false, shared: undefined, recheck: false };
         }
 
         const lock = await this.store.within<FillLock | undefined>(
@@ -134,7 +147,8 @@ export class Fills {
         if (lock === undefined || lock.acquired) {
             // Without the lock (the store failed), this call still fetches for this process's waiters.
             lead.token = lock?.token;
-            return { lead, waited: false, fetcher: undefined, passed: false, shared: undefined };
+            const recheck = lock !== undefined;
+            return { lead, waited: false, fetcher: undefined, passed: false, shared: undefined, recheck };
         }
 
         if (lock.reason === 'pass') {
@@ -151,10 +165,17 @@ export class Fills {
         );
         if (wait === 'pass') {
             lead.end('failed');
-            return { lead: undefined, waited: true, fetcher: undefined, passed: false, shared: undefined };
+            return {
+                lead: undefined,
+                waited: true,
+                fetcher: undefined,
+                passed: false,
+                shared: undefined,
+                recheck: false
+            };
         }
 
-        return { lead, waited: true, fetcher: undefined, passed: false, shared: undefined };
+        return { lead, waited: true, fetcher: undefined, passed: false, shared: undefined, recheck: false };
     }
 
     /** The end of `lead`: its waiters look again; the pass mark and the store's lock follow the outcome. */

@@ -11,6 +11,13 @@ export const storeTimeout = 250;
 const defaultEntryLimit = 16 * 1024 * 1024;
 
 /**
+ * How a write ended, as Cache-Status tells it (docs/cache.md "Cache-Status"): `stored`, or why not —
+ * the store declined the entry (`set` resolved false: too large for it), did not answer within the
+ * bound (`timeout`), or threw or rejected (`error`: a Redis server out of reach, say).
+ */
+export type StoreWrite = 'stored' | 'declined' | 'timeout' | 'error';
+
+/**
  * A store as the cache layer uses it: a call that throws, rejects or takes longer than a request
  * should wait counts as "nothing stored" (or "not stored"), so a store never fails or stalls a
  * request the network can answer. Each such failure is published on `tracewire:client:cacheStoreError`
@@ -34,8 +41,10 @@ export class GuardedStore {
         return this.within('get', () => this.store.get(key), []).then((found) => (Array.isArray(found) ? found : []));
     }
 
-    set(key: string, entry: CachedResponse): Promise<void> {
-        return this.within('set', () => this.store.set(key, entry), undefined);
+    /** Writes `entry` for `key` within the bound: how it ended, once it has (never a rejection). */
+    set(key: string, entry: CachedResponse): Promise<StoreWrite> {
+        const write = () => this.store.set(key, entry).then(writeOutcome);
+        return this.bounded<StoreWrite>('set', write, 'error', 'timeout', this.timeout);
     }
 
     delete(key: string): Promise<void> {
@@ -44,12 +53,17 @@ export class GuardedStore {
 
     /** `call` of the store within the bound (`timeout` ms), else `fallback`; a failure is published. */
     within<T>(operation: string, call: () => Promise<T>, fallback: T, timeout = this.timeout): Promise<T> {
+        return this.bounded(operation, call, fallback, fallback, timeout);
+    }
+
+    /** `call` within `timeout` ms, else `failed` when it threw or rejected, `overdue` when the bound passed first. */
+    private bounded<T>(operation: string, call: () => Promise<T>, failed: T, overdue: T, timeout: number): Promise<T> {
         let pending: Promise<T>;
         try {
             pending = Promise.resolve(call());
         } catch (err) {
             this.failed(operation, 'error', err);
-            return Promise.resolve(fallback);
+            return Promise.resolve(failed);
         }
 
         // Whichever comes first is the call's outcome: its answer, its failure, or the bound.
@@ -68,7 +82,7 @@ export class GuardedStore {
                     this.failed(operation, 'error', err);
                 }
 
-                return fallback;
+                return failed;
             }
         );
         let elapsed: Promise<void>;
@@ -82,15 +96,15 @@ export class GuardedStore {
             });
         }
 
-        const overdue = elapsed.then(() => {
+        const late = elapsed.then(() => {
             if (outcome === 'pending') {
                 outcome = 'overdue';
                 this.failed(operation, 'timeout', undefined, timeout);
             }
 
-            return fallback;
+            return overdue;
         });
-        return Promise.race([answered, overdue]);
+        return Promise.race([answered, late]);
     }
 
     private failed(operation: string, reason: CacheStoreErrorMessage['reason'], err: unknown, timeout = 0): void {
@@ -104,6 +118,11 @@ export class GuardedStore {
                   : clientFailure(`The cache store's ${operation} failed: ${(err as Error)?.message}`, err);
         publishCacheStoreError({ operation, reason, error, store: this.store });
     }
+}
+
+// A store's `set` resolves false when it declined the entry (contract/cache-store.ts).
+function writeOutcome(result: unknown): StoreWrite {
+    return result === false ? 'declined' : 'stored';
 }
 
 // One timer for all the store calls with one bound that start within half of it of each other, rather

@@ -5,9 +5,9 @@ import type { EffectiveOptions, HopResponse, ResendReason } from '../contract/ty
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
 import { Hop } from '../wire/hop.js';
+import { writeResponse, writeUpdate } from './answer-writes.js';
 import { type CacheCall, type CachedFlow, FlowHopOwner, member, passOn, type WireAnswer } from './cache-call.js';
 import { CallCoalescing } from './coalescing.js';
-import { storeWithBody } from './entries.js';
 import { fillsFor } from './fills.js';
 import { currentAge } from './freshness.js';
 import { GuardedStore } from './guarded-store.js';
@@ -181,10 +181,11 @@ export class CacheLayer extends FlowHopOwner {
 
         const lookup = this.lookups;
         const wanted = () => lookup === this.lookups && !this.flow.settled;
-        coalescing.join(call, entries).then(async ({ waited, shared }) => {
+        coalescing.join(call, entries).then(async ({ waited, shared, recheck }) => {
             // A call that waited is answered by what the fetch stored (looked up again when it was another
-            // instance's), or goes on its own.
-            const again = waited && wanted() && shared === undefined ? await this.store.get(call.key) : undefined;
+            // instance's), or goes on its own; one that took the store's lock looks again before it fetches.
+            const lookAgain = (waited || recheck) && wanted() && shared === undefined;
+            const again = lookAgain ? await this.store.get(call.key) : undefined;
             const found = shared === undefined ? again : [shared];
             if (!wanted()) {
                 coalescing.end('failed');
@@ -269,40 +270,32 @@ export class CacheLayer extends FlowHopOwner {
 
     /**
      * Hands the flow the response the call ends with, storing what is to be stored; a fill the call
-     * leads ends as its answer says, once what it stores has landed.
+     * leads ends as its answer says, once what it stores has landed. A response's Cache-Status says
+     * `stored` only once the write has landed, and why not when it did not (docs/cache.md "Cache-Status").
      */
     private responded(call: CacheCall, hop: Hop, res: HopResponse, answer: WireAnswer): void {
         const written = this.coalescing?.answered(answer, res, () => this.flow.retriesResponse(hop, res));
         switch (answer.kind) {
             case 'updated':
-                res.resume();
-                if (answer.stores) {
-                    // The update lands before the caller has the response it made (docs/cache.md, "The `cache` option").
-                    this.store.set(call.key, answer.entry).then(() => {
-                        written?.(answer.entry);
-                        if (!this.flow.settled) {
-                            this.guard(() => this.answerAfter(hop, call, answer.entry, answer.cacheStatus));
-                        }
-                    });
+                if (!answer.stores) {
+                    res.resume();
+                    this.answerAfter(hop, call, answer.entry, answer.member.told);
                     return;
                 }
 
-                this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
+                // The update lands before the caller has the response it made (docs/cache.md, "The `cache` option").
+                writeUpdate(this.store, call.key, answer, res, written).then((cacheStatus) => {
+                    if (!this.flow.settled) {
+                        this.guard(() => this.answerAfter(hop, call, answer.entry, cacheStatus));
+                    }
+                });
                 return;
             case 'stale-if-error':
                 res.resume();
                 this.answerAfter(hop, call, answer.entry, answer.cacheStatus);
                 return;
             case 'keep':
-                storeWithBody(
-                    this.store,
-                    call.key,
-                    answer.entry,
-                    answer.directives,
-                    this.settings.shared,
-                    res,
-                    written
-                );
+                writeResponse(this.store, call.key, answer, this.settings.shared, res, written);
                 break;
         }
 

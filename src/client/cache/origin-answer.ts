@@ -2,7 +2,7 @@ import type { HttpError } from '../../errors/index.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import type { HopResponse } from '../contract/types.js';
 import type { AnsweredHop } from '../wire/hop.js';
-import { type CacheCall, member, passOn, type WireAnswer } from './cache-call.js';
+import { type CacheCall, member, passOn, pendingMember, type WireAnswer } from './cache-call.js';
 import { entryHead, updatedEntry } from './entries.js';
 import { isStorable, judge, requestDirectives, responseDirectives, servesStaleOnError } from './policy.js';
 import { addCacheStatus } from './response.js';
@@ -13,7 +13,8 @@ const noDirectives = requestDirectives({});
 
 /**
  * What the origin's response means for the cache (RFC 9111 3, 4.3.4; RFC 5861 4), decided as its
- * headers arrive, with its Cache-Status added for the listeners to see.
+ * headers arrive, with its Cache-Status added for the listeners to see (without `stored` until the
+ * write of what is stored has landed: layer.ts completes it).
  */
 export function judgeOriginResponse(
     call: CacheCall,
@@ -32,10 +33,11 @@ export function judgeOriginResponse(
         const stores = !call.directives.noStore && !updated.noStore;
         const judgement = judge(updated.entry, noDirectives, shared, responseTime);
         const ttl = judgement.ttl;
-        const status304 = member({ outcome: call.outcome, forwardStatus: 304, stored: stores, ttl, collapsed });
-        addCacheStatus(res, status304);
+        // `stored` once the update has landed (layer.ts): until then the 304 says nothing of it.
+        const status304 = pendingMember({ outcome: call.outcome, forwardStatus: 304, ttl, collapsed });
+        addCacheStatus(res, status304.told);
         const reusable = judgement.suitability !== 'validate';
-        return { kind: 'updated', entry: updated.entry, stores, reusable, cacheStatus: status304 };
+        return { kind: 'updated', entry: updated.entry, stores, reusable, member: status304 };
     }
 
     if (
@@ -66,8 +68,11 @@ export function judgeOriginResponse(
     const head = entryHead(call.method, res, hop.options.headers, call.requestTime, responseTime);
     const judgement = judge(head, noDirectives, shared, responseTime);
     const ttl = judgement.ttl;
-    addCacheStatus(res, member({ outcome: call.outcome, forwardStatus: status, stored: true, ttl, collapsed }));
-    return { kind: 'keep', entry: head, directives, reusable: judgement.suitability !== 'validate' };
+    // `stored` once the body has come and its write has landed (entries.ts): until then, nothing is.
+    const pending = pendingMember({ outcome: call.outcome, forwardStatus: status, ttl, collapsed });
+    addCacheStatus(res, pending.told);
+    const reusable = judgement.suitability !== 'validate';
+    return { kind: 'keep', entry: head, directives, reusable, member: pending };
 }
 
 /**

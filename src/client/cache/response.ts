@@ -77,6 +77,26 @@ export function addCacheStatus(res: IncomingMessage, member: string): void {
     res.rawHeaders.push('Cache-Status', member);
 }
 
+/**
+ * Replaces the member `told` that `addCacheStatus` added to a network response with `final`, in
+ * `headers` and `rawHeaders`: what the cache says once a write it waited for has settled.
+ */
+export function completeCacheStatus(res: IncomingMessage, told: string, final: string): void {
+    const rawHeaders = res.rawHeaders;
+    for (let i = rawHeaders.length - 2; i >= 0; i -= 2) {
+        if (rawHeaders[i + 1] === told && rawHeaders[i]!.toLowerCase() === 'cache-status') {
+            rawHeaders[i + 1] = final;
+            break;
+        }
+    }
+
+    const headers = res.headers;
+    const field = headers['cache-status'];
+    if (typeof field === 'string' && field.endsWith(told)) {
+        headers['cache-status'] = field.slice(0, field.length - told.length) + final;
+    }
+}
+
 function made(
     statusCode: number,
     statusMessage: string,
@@ -103,44 +123,77 @@ function made(
 }
 
 /**
- * Copies the body of `res` as the caller reads it, and hands the copy to `done` once the whole body
- * arrived; `missed`, when given, is told instead when it ends early, is closed before its end or passes
- * `limit` bytes. The caller keeps the response itself: the copy is taken where Node's parser pushes
- * each chunk, so the flow of the stream and its backpressure are untouched. Both are called as the
- * body ends, before the response emits its `end`.
+ * Copies the body of `res` as the caller reads it, for the cache to store (entries.ts). As the body
+ * ends, `ended` is given the copy, or undefined when it passed `limit` bytes, and the end reaches the
+ * caller only once the promise `ended` returns has settled (the store's write, bounded by the cache's
+ * `storeTimeout`): whoever sees the end sees the Cache-Status that write gave the response. `cut`,
+ * when given, is told instead when the response is closed before its end or ends incomplete. The
+ * caller keeps the response itself: the copy is taken where Node's parser pushes each chunk, so the
+ * flow of the stream and its backpressure are untouched.
  */
-export function copyBody(res: IncomingMessage, limit: number, done: (body: Buffer) => void, missed?: () => void): void {
+export function copyBody(
+    res: IncomingMessage,
+    limit: number,
+    ended: (body: Buffer | undefined) => Promise<unknown>,
+    cut?: () => void
+): void {
     const push = res.push;
     const chunks: Buffer[] = [];
     let size = 0;
-    let ended = false;
+    let state: 'reading' | 'holding' | 'over' = 'reading';
     res.push = function copyingPush(chunk: unknown, encoding?: BufferEncoding): boolean {
-        if (chunk === null) {
-            res.push = push;
-            ended = true;
-            if (size <= limit && res.complete) {
-                done(Buffer.concat(chunks, size));
-            } else {
-                missed?.();
-            }
-        } else if (size <= limit && Buffer.isBuffer(chunk)) {
-            size += chunk.length;
-            if (size <= limit) {
-                chunks.push(chunk);
-            } else {
-                chunks.length = 0;
-            }
+        if (state === 'holding') {
+            // Node pushes the end again when the socket closes after the response: the one held stands for it.
+            return false;
         }
 
-        return push.call(res, chunk, encoding);
+        if (chunk !== null) {
+            if (size <= limit && Buffer.isBuffer(chunk)) {
+                size += chunk.length;
+                if (size <= limit) {
+                    chunks.push(chunk);
+                } else {
+                    chunks.length = 0;
+                }
+            }
+
+            return push.call(res, chunk, encoding);
+        }
+
+        if (!res.complete) {
+            state = 'over';
+            res.push = push;
+            cut?.();
+            return push.call(res, null);
+        }
+
+        state = 'holding';
+        const body = size <= limit ? Buffer.concat(chunks, size) : undefined;
+        chunks.length = 0;
+        const release = () => {
+            state = 'over';
+            res.push = push;
+            if (!res.destroyed) {
+                push.call(res, null);
+            }
+        };
+        let written: Promise<unknown>;
+        try {
+            written = ended(body);
+        } catch {
+            written = Promise.resolve();
+        }
+
+        written.then(release, release);
+        return false;
     };
-    if (missed !== undefined) {
+    if (cut !== undefined) {
         // A response destroyed before its end never pushes it.
         res.once('close', () => {
-            if (!ended) {
-                ended = true;
+            if (state === 'reading') {
+                state = 'over';
                 res.push = push;
-                missed();
+                cut();
             }
         });
     }

@@ -11,9 +11,11 @@ export interface CacheStore {
     get(key: string): Promise<readonly CachedResponse[]>;
     /**
      * Stores `entry` for `key`, replacing a stored variant with the same `vary` values. A store may
-     * decline an entry it cannot hold (too large, say): the call still resolves.
+     * decline an entry it cannot hold (too large, say): the call still resolves, with `false`, so the
+     * response's Cache-Status does not say `stored` (anything else counts as stored).
      */
-    set(key: string, entry: CachedResponse): Promise<void>;
+    // biome-ignore lint/suspicious/noConfusingVoidType: a store that never declines resolves with nothing (Promise<void>)
+    set(key: string, entry: CachedResponse): Promise<boolean | void>;
     /** Drops every variant stored for `key` (an unsafe method invalidated it). */
     delete(key: string): Promise<void>;
     /**

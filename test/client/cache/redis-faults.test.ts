@@ -156,6 +156,76 @@ for (const kind of clientKinds) {
             client.disconnect();
         });
 
+        it('a client still connecting: the calls made meanwhile wait for it and are sent once it is ready, the fill lock taken', async () => {
+            // Loaded first, as in a service that has taken traffic: the calls below are made before the client connects.
+            await import('../../../src/client/cache/stores/redis-engine.js');
+            for (let round = 0; round < 3; round++) {
+                const client = kind.create(redis.port);
+                const failures: RedisStoreFailure[] = [];
+                const store = new RedisCacheStore({ client, onError: (failure) => failures.push(failure) });
+                const statuses = [client.status];
+                const calls = Promise.all([
+                    store.lockFill(`cold${round}`, 1_000),
+                    store.get(`cold${round}`),
+                    store.set(`cold${round}`, cachedResponse())
+                ]);
+                await Promise.resolve();
+                statuses.push(client.status);
+                const [lock, found, stored] = await calls;
+                expect(statuses).toStrictEqual(['connecting', 'connecting']);
+                expect(lock.acquired).toBe(true);
+                expect(found).toStrictEqual([]);
+                expect(stored).toBe(true);
+                expect(failures).toStrictEqual([]);
+                store.close();
+                client.disconnect();
+            }
+        });
+
+        it('a server that does not answer while the client connects: the first call fails at the bound saying "connecting", the next at once, all go once it answers', async () => {
+            await import('../../../src/client/cache/stores/redis-engine.js');
+            // Stopped, the server's socket still takes connections: the client connects and waits for its ready check.
+            redis.pause();
+            const client = kind.create(redis.port);
+            const failures: RedisStoreFailure[] = [];
+            const store = new RedisCacheStore({ client, timeout: 100, onError: (f) => failures.push(f) });
+            const cached = new Client().defaults({ cache: { store } });
+            try {
+                let started = Date.now();
+                await expect(store.get('k')).rejects.toThrow(
+                    /^RedisCacheStore get not sent: the client is still connecting after 100 ms$/
+                );
+                expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+                expect(Date.now() - started).toBeLessThan(500);
+                for (const call of [store.get('k'), store.set('k', cachedResponse()), store.lockFill('k', 100)]) {
+                    started = Date.now();
+                    await expect(call).rejects.toThrow(/ not sent: the client is connecting$/);
+                    expect(Date.now() - started).toBeLessThan(50);
+                }
+
+                // Through the cache: answered by the origin at once, and not said to be stored.
+                started = Date.now();
+                const { res } = await cached.get(`${base}/connecting`);
+                expect(Date.now() - started).toBeLessThan(500);
+                expect(res.headers['cache-status']).toMatch(
+                    /^tracewire; fwd=miss; fwd-status=200; ttl=\d+; detail=store-error$/
+                );
+                expect(new Set(failures.map((f) => f.reason))).toStrictEqual(new Set(['unavailable']));
+                for (const failure of failures) {
+                    expect(failure.error.message).not.toMatch(/ is (connect|reconnecting|wait|ready|close|end)\b/);
+                }
+            } finally {
+                redis.resume();
+            }
+
+            await eventually(async () => (await store.get('k').catch(() => undefined)) !== undefined);
+            const { res } = await cached.get(`${base}/connecting`);
+            expect(res.headers['cache-status']).toMatch(/^tracewire; fwd=miss; fwd-status=200; stored; ttl=/);
+            expect((await cached.get(`${base}/connecting`)).res.headers['cache-status']).toMatch(/^tracewire; hit/);
+            store.close();
+            client.disconnect();
+        });
+
         it('a lazy client not yet connected: its first call connects it; one told not to queue works once connected', async () => {
             for (const options of [{ lazyConnect: true }, { lazyConnect: true, enableOfflineQueue: false }]) {
                 const lazy = kind.create(redis.port, options);

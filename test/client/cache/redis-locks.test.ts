@@ -138,19 +138,25 @@ describe('fill locks: what a caller gets wrong, and a server out of reach', () =
         );
     });
 
-    it('every call rejects at once while the server is down', async () => {
+    it('while the server is down, the first call waits for the connection within the bound, the next ones reject at once', async () => {
         const server = await startRedis();
         const client = await clientKinds[0]!.connect(server.port);
         const store = new RedisCacheStore({ client, timeout: 100 });
         try {
             await server.kill();
             await sleep(50);
+            let started = Date.now();
+            await expect(store.lockFill('k', 100)).rejects.toThrow(
+                /^RedisCacheStore lockFill not sent: the client is still connecting after 100 ms$/
+            );
+            expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+            expect(Date.now() - started).toBeLessThan(500);
             for (const call of [store.lockFill('k', 100), store.unlockFill('k', 't'), store.awaitFill('k', 5_000)]) {
-                const started = Date.now();
+                started = Date.now();
                 await expect(call).rejects.toThrow(
-                    /^RedisCacheStore (lockFill|unlockFill|awaitFill) not sent: the client is/
+                    /^RedisCacheStore (lockFill|unlockFill|awaitFill) not sent: the client is connecting$/
                 );
-                expect(Date.now() - started).toBeLessThan(100);
+                expect(Date.now() - started).toBeLessThan(50);
             }
         } finally {
             store.close();

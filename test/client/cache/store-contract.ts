@@ -275,14 +275,14 @@ export function describeCacheStore(
         });
 
         describe('bounds', () => {
-            it('an entry larger than maxEntrySize is declined: set resolves, nothing is stored', async () => {
+            it('an entry larger than maxEntrySize is declined: set resolves false, nothing is stored; one stored resolves true', async () => {
                 const s = await store({ maxEntrySize: 64 * 1024 });
                 await expect(
                     s.set('https://example.test/big', cachedResponse({ body: Buffer.alloc(128 * 1024) }))
-                ).resolves.toBeUndefined();
+                ).resolves.toBe(false);
                 expect(await s.get('https://example.test/big')).toStrictEqual([]);
                 const small = cachedResponse({ body: Buffer.alloc(16 * 1024) });
-                await s.set('https://example.test/small', small);
+                await expect(s.set('https://example.test/small', small)).resolves.toBe(true);
                 expectEntries(await s.get('https://example.test/small'), [small]);
             });
 

@@ -162,3 +162,94 @@ describe('Cache: a write lands before the call settles', () => {
         expect(String((await inner.get(url))[0]!.body)).toBe('body 1');
     });
 });
+
+/** A MemoryCacheStore whose writes fail as `how` says: reject, never answer, or decline the entry. */
+function failingStore(how: 'reject' | 'hang' | 'decline'): CacheStore & { writes: number } {
+    const inner = new MemoryCacheStore();
+    const store = {
+        writes: 0,
+        get: (key: string) => inner.get(key),
+        delete: (key: string) => inner.delete(key),
+        set(): Promise<boolean> {
+            store.writes++;
+            if (how === 'reject') {
+                return Promise.reject(new Error('the store is down'));
+            }
+
+            return how === 'hang' ? new Promise<boolean>(() => {}) : Promise.resolve(false);
+        }
+    };
+    return store;
+}
+
+describe('Cache-Status says `stored` only once the write has landed (docs/cache.md "Cache-Status")', () => {
+    for (const [how, detail] of [
+        ['reject', 'store-error'],
+        ['hang', 'store-timeout'],
+        ['decline', 'store-declined']
+    ] as const) {
+        it(`a write that ${how === 'reject' ? 'fails' : how === 'hang' ? 'never lands' : 'the store declines'}: no \`stored\`, \`detail=${detail}\`, and the next call misses as the header said`, async () => {
+            const store = failingStore(how);
+            const client = new Client().defaults({ cache: { store } });
+            const url = serve(fresh);
+            for (const call of [1, 2]) {
+                const { res, payload } = await client.get(url);
+                expect(String(payload)).toBe('body');
+                expect(res.headers['cache-status']).toMatch(
+                    new RegExp(`^tracewire; fwd=miss; fwd-status=200; ttl=(59|60); detail=${detail}$`)
+                );
+                expect(store.writes).toBe(call);
+            }
+
+            expect(hits(url)).toBe(2);
+        });
+    }
+
+    it('a caller reading the stream itself sees its end once the write landed, and `stored` with it', async () => {
+        const store = slowStore(60);
+        const client = new Client().defaults({ cache: { store } });
+        const url = serve(fresh);
+        const res = await client.request('GET', url);
+        expect(res.headers['cache-status']).not.toMatch(/stored/);
+        const atEnd = await new Promise<{ landed: string[]; status: unknown }>((resolve) => {
+            res.on('end', () => resolve({ landed: [...store.landed], status: res.headers['cache-status'] }));
+            res.resume();
+        });
+        expect(atEnd.landed).toStrictEqual([url]);
+        expect(atEnd.status).toMatch(/^tracewire; fwd=miss; fwd-status=200; stored; ttl=(59|60)$/);
+    });
+
+    it("a 304's update that fails: neither the response made nor the 304 the `response` event had says `stored`", async () => {
+        const inner = new MemoryCacheStore();
+        let failing = false;
+        const store: CacheStore = {
+            get: (key) => inner.get(key),
+            delete: (key) => inner.delete(key),
+            set: (key, entry) => (failing ? Promise.reject(new Error('the store is down')) : inner.set(key, entry))
+        };
+        const client = new Client().defaults({ events: true, cache: { store } });
+        const url = serve((req, res) => {
+            res.writeHead(req.headers['if-none-match'] === '"a"' ? 304 : 200, {
+                etag: '"a"',
+                'cache-control': 'max-age=0'
+            });
+            res.end(req.headers['if-none-match'] === '"a"' ? undefined : 'body');
+        });
+        await client.get(url);
+        failing = true;
+        const seen: IncomingMessage[] = [];
+        client.events!.on('response', (_err, details) => {
+            if (details.res !== undefined) {
+                seen.push(details.res as IncomingMessage);
+            }
+        });
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('body');
+        expect(res.headers['cache-status']).toMatch(
+            /^tracewire; fwd=stale; fwd-status=304; ttl=-?[01]; detail=store-error$/
+        );
+        expect(seen).toHaveLength(1);
+        expect(seen[0]!.statusCode).toBe(304);
+        expect(seen[0]!.headers['cache-status']).toBe(res.headers['cache-status']);
+    });
+});

@@ -61,18 +61,20 @@ export class MemoryCacheStore implements CacheStore {
         return alive.map((item) => item.entry);
     }
 
-    async set(key: string, entry: CachedResponse): Promise<void> {
+    /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
+    async set(key: string, entry: CachedResponse): Promise<boolean> {
         const bytes = sizeOf(key, entry);
         const stored = this.#byKey.get(key) ?? [];
         const others = stored.filter((item) => !sameVariant(item.entry, entry));
         if (bytes > this.maxEntrySize || bytes > this.#maxSize) {
             // Declined; the variant it would have replaced is outdated all the same.
             this.#replace(key, stored, others);
-            return;
+            return false;
         }
 
         this.#replace(key, stored, [{ entry, bytes }, ...others]);
         this.#evict();
+        return true;
     }
 
     async delete(key: string): Promise<void> {

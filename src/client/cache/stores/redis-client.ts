@@ -9,8 +9,15 @@ export type RedisArgument = string | Buffer | number;
 
 /** The application's client: the store sends its commands on it, and duplicates it for its notices. */
 export interface RedisCacheClient {
-    /** `'ready'` once connected; the store sends only then (or before a lazy client's first connection, `'wait'`). */
+    /**
+     * `'ready'` once connected; the store sends only then (or before a lazy client's first connection,
+     * `'wait'`). While it connects (`'connecting'`, `'connect'`, `'reconnecting'`), a call waits for
+     * `'ready'` within the store's `timeout`.
+     */
     readonly status: string;
+    /** The store waits for `'ready'` this way while the client connects, and stops waiting on `close()`. */
+    once(event: 'ready', listener: () => void): unknown;
+    removeListener(event: 'ready', listener: () => void): unknown;
     hgetallBuffer(key: string): Promise<Record<string, Buffer>>;
     eval(script: string, numberOfKeys: number, ...args: RedisArgument[]): Promise<unknown>;
     publish(channel: string, message: string): Promise<unknown>;
@@ -35,7 +42,7 @@ export function isRedisCacheClient(value: unknown): value is RedisCacheClient {
         typeof value === 'object' &&
         client !== null &&
         typeof client.status === 'string' &&
-        ['hgetallBuffer', 'eval', 'publish', 'duplicate'].every(
+        ['hgetallBuffer', 'eval', 'publish', 'duplicate', 'once', 'removeListener'].every(
             (name) => typeof client[name as keyof RedisCacheClient] === 'function'
         )
     );

@@ -94,20 +94,22 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
         }
     }
 
-    set(key: string, entry: CachedResponse): Promise<void> {
+    /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
+    set(key: string, entry: CachedResponse): Promise<boolean> {
         let keys: ResourceKeys;
         let fields: { body: string; meta: string };
         let value: Buffer | string;
         let deleteAt: number;
+        let declined: boolean;
         if (this.#closed) {
-            return this.#open();
+            return Promise.reject(closed());
         }
 
         try {
             keys = this.#keys(key);
             fields = variantFields(entry.vary);
             const head = encodedHead(key, entry);
-            const declined = head.length + entry.body.length > this.maxEntrySize;
+            declined = head.length + entry.body.length > this.maxEntrySize;
             // An entry declined still drops the variant it would have replaced: that one is outdated all the same.
             value = declined ? '' : Buffer.concat([head, entry.body]);
             deleteAt = Number.isFinite(entry.deleteAt) ? Math.ceil(entry.deleteAt) : 0;
@@ -133,7 +135,7 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
                     changeNotice(keys.id, this.#instance)
                 )
             )
-            .then(nothing);
+            .then(() => !declined);
     }
 
     delete(key: string): Promise<void> {
@@ -154,16 +156,30 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
         return this.#open().then(() => this.#locks.lockFill(key, ttl));
     }
 
+    /** Sent at once (not after a tick), so that an application's `quit()` made as the call settles comes after it. */
     unlockFill(key: string, token: string, passFor?: number): Promise<boolean> {
-        return this.#open().then(() => this.#locks.unlockFill(key, token, passFor));
+        if (this.#closed) {
+            // `close()` sent the release of every lock it held; any other token is not this store's to release.
+            return this.#locks.holds(token) ? Promise.reject(closed()) : Promise.resolve(false);
+        }
+
+        return this.#locks.unlockFill(key, token, passFor);
     }
 
     awaitFill(key: string, timeout: number): Promise<FillWait> {
         return this.#open().then(() => this.#locks.awaitFill(key, timeout));
     }
 
-    /** Ends the store's own connection (the notices') and its heartbeat; later calls reject. Idempotent. */
+    /**
+     * Sends the release of the fill locks it holds, then ends the store's own connection (the notices')
+     * and its heartbeat; calls waiting for the client to connect, and later calls, reject. Idempotent.
+     */
     close(): void {
+        if (!this.#closed) {
+            this.#locks.releaseHeld();
+            this.#calls.close(closed());
+        }
+
         this.#closed = true;
         this.#notices?.close();
         this.#tier?.clear();

@@ -24,6 +24,8 @@ interface Waiter {
  */
 export class RedisFillLocks implements FillLocks {
     readonly #waiters = new Map<string, Set<Waiter>>();
+    // The locks this store holds, token to key, until their release is sent: `releaseHeld()` sends the rest.
+    readonly #held = new Map<string, string>();
     #listening = false;
 
     constructor(
@@ -38,22 +40,60 @@ export class RedisFillLocks implements FillLocks {
         checkTime(ttl, 'lockFill ttl');
         const keys = this.keysOf(key);
         const token = randomUUID();
-        const answer = await this.calls.run('lockFill', () =>
-            this.client.eval(takeLock, 2, keys.lock, keys.pass, token, ttl)
-        );
-        return answer === 'acquired'
-            ? { acquired: true, token }
-            : { acquired: false, reason: answer === 'pass' ? 'pass' : 'held' };
+        // Counted as held from the moment it is asked for: a release sent meanwhile (`releaseHeld()`) reaches
+        // the server after the lock, on the same connection, and undoes it.
+        this.#held.set(token, key);
+        let answer: unknown;
+        try {
+            answer = await this.calls.run('lockFill', () =>
+                this.client.eval(takeLock, 2, keys.lock, keys.pass, token, ttl)
+            );
+        } catch (err) {
+            this.#held.delete(token);
+            throw err;
+        }
+
+        if (answer !== 'acquired') {
+            this.#held.delete(token);
+            return { acquired: false, reason: answer === 'pass' ? 'pass' : 'held' };
+        }
+
+        return { acquired: true, token };
     }
 
+    /** Sends the release at once (before this call returns), so a `quit()` the application sends next comes after it. */
     async unlockFill(key: string, token: string, passFor = 0): Promise<boolean> {
         checkTime(passFor, 'unlockFill passFor', true);
+        this.#held.delete(token);
+        return (await this.#release(key, token, passFor)) === 1;
+    }
+
+    /**
+     * Sends the release of every lock still held (the store is closing, docs/cache.md "Fill locks"): a
+     * lock must not outlive its holder, or another instance's calls for its URL would wait for it until it
+     * expires. Sent before this returns, so an application's `quit()` right after comes after them.
+     */
+    releaseHeld(): void {
+        for (const [token, key] of this.#held) {
+            this.#release(key, token, 0).catch(() => {
+                // Counted by the calls: the lock then expires on the server at its ttl.
+            });
+        }
+
+        this.#held.clear();
+    }
+
+    #release(key: string, token: string, passFor: number): Promise<unknown> {
         const keys = this.keysOf(key);
-        const answer = await this.calls.run('unlockFill', () =>
+        return this.calls.run('unlockFill', () =>
             // Without the instance: waiters in this process too are woken.
             this.client.eval(releaseLock, 2, keys.lock, keys.pass, token, passFor, this.channel, keys.id)
         );
-        return answer === 1;
+    }
+
+    /** True while this store holds (or is taking) `token`'s lock and has not sent its release. */
+    holds(token: string): boolean {
+        return this.#held.has(token);
     }
 
     async awaitFill(key: string, timeout: number): Promise<FillWait> {

@@ -62,7 +62,8 @@ export class RedisCacheStore implements CacheStore, FillLocks {
         return engine === undefined ? this.#loading.then((loaded) => loaded.get(key)) : engine.get(key);
     }
 
-    set(key: string, entry: CachedResponse): Promise<void> {
+    /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
+    set(key: string, entry: CachedResponse): Promise<boolean> {
         const engine = this.#engine;
         // Sent at once once loaded: a lookup this process makes next goes after it on the same connection.
         return engine === undefined ? this.#loading.then((loaded) => loaded.set(key, entry)) : engine.set(key, entry);
@@ -78,14 +79,22 @@ export class RedisCacheStore implements CacheStore, FillLocks {
     }
 
     unlockFill(key: string, token: string, passFor?: number): Promise<boolean> {
-        return this.#loading.then((engine) => engine.unlockFill(key, token, passFor));
+        // A token comes from a lock taken, so the engine is loaded: the release is sent at once.
+        const engine = this.#engine;
+        return engine === undefined
+            ? this.#loading.then((loaded) => loaded.unlockFill(key, token, passFor))
+            : engine.unlockFill(key, token, passFor);
     }
 
     awaitFill(key: string, timeout: number): Promise<FillWait> {
         return this.#loading.then((engine) => engine.awaitFill(key, timeout));
     }
 
-    /** Ends the store's own connection (the notices') and its heartbeat; later calls reject. Idempotent. */
+    /**
+     * Releases the fill locks it holds (the release is sent before this returns: a `quit()` of your
+     * client right after comes after it), then ends the store's own connection (the notices') and its
+     * heartbeat; calls still waiting for your client to connect, and later calls, reject. Idempotent.
+     */
     close(): void {
         this.#closed = true;
         this.#engine?.close();

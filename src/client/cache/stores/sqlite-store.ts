@@ -98,13 +98,17 @@ export class SqliteCacheStore implements CacheStore {
         return this.#attempt(() => this.#statements.select.all(key, Date.now()).map(toCachedResponse));
     }
 
-    set(key: string, entry: CachedResponse): Promise<void> {
+    /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
+    set(key: string, entry: CachedResponse): Promise<boolean> {
         return this.#attempt(() => {
             const row = toRow(key, entry);
             // Declined: the call still resolves (the CacheStore contract).
-            if (row.size <= this.maxEntrySize) {
-                this.#transaction(() => this.#store(row));
+            if (row.size > this.maxEntrySize) {
+                return false;
             }
+
+            this.#transaction(() => this.#store(row));
+            return true;
         });
     }
 
