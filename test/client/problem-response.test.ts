@@ -323,6 +323,7 @@ describe('data.problem on a seeded mix of hostile bodies', () => {
         }
     }
 
+    // 150 rounds of a real server and client: seconds alone, far more beside a loaded suite (its own bound below).
     it('never changes the rejection, answers only documents of the schema, and leaves Object.prototype alone', async () => {
         const random = seeded(39);
         const contentTypes = [problemJson, `${problemJson}; charset=utf-8`, 'application/json', 'text/html'];
@@ -345,5 +346,5 @@ describe('data.problem on a seeded mix of hostile bodies', () => {
 
         expect(documents).toBeGreaterThan(10);
         expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
-    });
+    }, 60_000);
 });

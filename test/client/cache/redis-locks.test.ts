@@ -68,12 +68,13 @@ for (const kind of clientKinds) {
 
         it('a release by a non-holder does nothing: a wrong token, or the holder whose lock expired and was taken', async () => {
             const [first, second] = (await instances(2, kind)) as [RedisCacheStore, RedisCacheStore];
-            const lock = await first.lockFill('k', 100);
+            // Long enough that the two calls below come before it expires on a loaded machine (100 ms did not).
+            const lock = await first.lockFill('k', 400);
             if (!lock.acquired) throw new Error('not acquired');
             expect(await second.unlockFill('k', 'not-the-token')).toBe(false);
             expect((await second.lockFill('k', 5_000)).acquired).toBe(false);
 
-            await sleep(150);
+            await sleep(450);
             const taken = await second.lockFill('k', 5_000);
             expect(taken.acquired).toBe(true);
             expect(await first.unlockFill('k', lock.token)).toBe(false);
