@@ -1,8 +1,10 @@
+import * as dns from 'node:dns';
 import type { ClientRequest, RequestOptions } from 'node:http';
 import { createRequire } from 'node:module';
+import type { LookupFunction } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../../src/client/index.js';
-import { startHttp, startHttps, type TestServer } from './helpers.js';
+import { startHttp, startHttps, startUnix, type TestServer } from './helpers.js';
 
 // What msw, nock and APM agents do: replace `request` on the CommonJS exports of `http`/`https`
 // at run time, long after the client was loaded, and without syncing the ES module bindings.
@@ -58,5 +60,69 @@ describe('node:http and node:https are looked up at call time', () => {
         http.request = originals.http;
         await client.get(`${plain.url}/`);
         expect(seen).toHaveLength(0);
+    });
+});
+
+describe('the options handed to http(s).request()', () => {
+    // Node copies them key by key on every request (wire/http1/node-options.ts): only the keys that
+    // apply, always in the same order, so every request of a kind gives Node objects of one shape.
+    it('a plain GET: where it goes, its headers and its agent, nothing else', async () => {
+        const seen = patch(http, originals.http);
+        await client.get(`${plain.url}/`);
+        expect(Object.keys(seen[0] as object)).toEqual(['host', 'port', 'path', 'headers', 'agent']);
+    });
+
+    it("a PUT over https with the request's TLS and resolution options: each set one, in one order", async () => {
+        const seen = patch(https, originals.https);
+        const lookup = ((hostname: string, options: object, callback: never) =>
+            dns.lookup(hostname, options, callback)) as unknown as LookupFunction;
+        await client.put(`${secure.url}/`, {
+            payload: 'x',
+            rejectUnauthorized: false,
+            ciphers: 'DEFAULT',
+            secureProtocol: 'TLS_method',
+            lookup,
+            family: 4,
+            hints: 0
+        });
+        expect(Object.keys(seen[0] as object)).toEqual([
+            'host',
+            'port',
+            'path',
+            'method',
+            'headers',
+            'agent',
+            'rejectUnauthorized',
+            'ciphers',
+            'secureProtocol',
+            'lookup',
+            'family',
+            'hints'
+        ]);
+    });
+
+    it('over http the TLS options stay out; a socketPath goes in before the resolution options', async () => {
+        const seen = patch(http, originals.http);
+        const socket = await startUnix((_req, res) => res.end('unix'));
+        try {
+            await client.get('http://localhost/', {
+                socketPath: socket.socketPath,
+                rejectUnauthorized: true,
+                ciphers: 'DEFAULT',
+                family: 4
+            });
+        } finally {
+            await socket.close();
+        }
+
+        expect(Object.keys(seen[0] as object)).toEqual([
+            'host',
+            'port',
+            'path',
+            'headers',
+            'agent',
+            'socketPath',
+            'family'
+        ]);
     });
 });

@@ -7,7 +7,10 @@ import type { Destination } from './destination.js';
 /**
  * Where a hop's connection settings come from, for every transport: the agent its options choose
  * (the client's pools, or the caller's `agent`), which carries the TLS settings a caller gave it (a
- * certificate authority, a client certificate), and the request's own TLS options over them.
+ * certificate authority, a client certificate), and the request's own connection options over them
+ * (its TLS options, how it resolves names). Each of those options is named here and nowhere else: the
+ * HTTP/1.1 request's options, the HTTP/2 connection and the key of the sessions that may share one
+ * take them from here, so a new one is added here alone.
  */
 
 /** The agent a hop's options choose: `agent`, else the client's pool for its scheme and `rejectUnauthorized`. */
@@ -80,21 +83,61 @@ export function tlsSettingsFor(
         }
     }
 
-    if (options.rejectUnauthorized !== undefined) {
-        settings.rejectUnauthorized = options.rejectUnauthorized;
-    }
-
-    if (options.ciphers !== undefined) {
-        settings.ciphers = options.ciphers;
-    }
-
-    if (options.secureProtocol !== undefined) {
-        settings.secureProtocol = options.secureProtocol;
-    }
-
+    putRequestTls(options, settings);
     if (settings.servername === undefined && net.isIP(destination.hostname) === 0) {
         settings.servername = destination.hostname;
     }
 
     return settings;
+}
+
+/**
+ * Sets on `into` the request's own TLS options that are set (https only): as Node's agents do, they
+ * win over the agent's. One `if` per option, no loop: `http1/node-options.ts` calls this for every
+ * request, and the keys set are the keys Node copies.
+ */
+export function putRequestTls(options: EffectiveOptions, into: Record<string, unknown>): void {
+    if (options.rejectUnauthorized !== undefined) {
+        into.rejectUnauthorized = options.rejectUnauthorized;
+    }
+
+    if (options.ciphers !== undefined) {
+        into.ciphers = options.ciphers;
+    }
+
+    if (options.secureProtocol !== undefined) {
+        into.secureProtocol = options.secureProtocol;
+    }
+}
+
+/** The request's TLS options as part of a key: connections that differ in them are not shared. */
+export function requestTlsKey(options: EffectiveOptions): string {
+    return `${String(options.rejectUnauthorized)} ${options.ciphers ?? ''} ${options.secureProtocol ?? ''}`;
+}
+
+/**
+ * Sets on `into` the options that say how a host name is resolved, those that are set: the `lookup`
+ * function, the address `family` and the `getaddrinfo` `hints`, as `net.connect()` and
+ * `http.request()` take them. One `if` per option, as above.
+ */
+export function putResolution(options: EffectiveOptions, into: Record<string, unknown>): void {
+    if (options.lookup !== undefined) {
+        into.lookup = options.lookup;
+    }
+
+    if (options.family !== undefined) {
+        into.family = options.family;
+    }
+
+    if (options.hints !== undefined) {
+        into.hints = options.hints;
+    }
+}
+
+/**
+ * The resolution options as part of a key: `family` and `hints`. As with Node's agents, `lookup`
+ * does not part connections (a function, often made afresh for each call).
+ */
+export function resolutionKey(options: EffectiveOptions): string {
+    return `${options.family ?? ''} ${options.hints ?? ''}`;
 }

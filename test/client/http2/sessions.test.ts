@@ -1,5 +1,7 @@
+import * as dns from 'node:dns';
 import { once } from 'node:events';
 import type { ClientHttp2Stream } from 'node:http2';
+import type { LookupFunction } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client, type Timings } from '../../../src/client/index.js';
@@ -184,6 +186,28 @@ describe('HTTP/2 sessions: one connection per origin carries many streams', () =
         }
 
         expect(server.connections).toHaveLength(1);
+        await expectReleased(api, [server], timers);
+    });
+
+    it("parts sessions by the request's TLS options, family and hints, not by its lookup (as Node's agents)", async () => {
+        server = await startHttp2(answer);
+        const api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
+        const lookup = (): LookupFunction =>
+            ((hostname: string, options: object, callback: never) =>
+                dns.lookup(hostname, options, callback)) as unknown as LookupFunction;
+        const connectionsFor = async (options: object): Promise<number> => {
+            const { res } = await api.get(`${server.url}/`, options);
+            expect(res.httpVersion).toBe('2.0');
+            return server.connections.length;
+        };
+        expect(await connectionsFor({})).toBe(1);
+        expect(await connectionsFor({ lookup: lookup() })).toBe(1);
+        expect(await connectionsFor({ lookup: lookup() })).toBe(1);
+        expect(await connectionsFor({ ciphers: 'DEFAULT' })).toBe(2);
+        expect(await connectionsFor({ secureProtocol: 'TLS_method' })).toBe(3);
+        expect(await connectionsFor({ family: 4 })).toBe(4);
+        expect(await connectionsFor({ hints: dns.ADDRCONFIG })).toBe(5);
+        expect(await connectionsFor({ ciphers: 'DEFAULT', lookup: lookup() })).toBe(5);
         await expectReleased(api, [server], timers);
     });
 

@@ -1,7 +1,7 @@
 import type { RequestOptions as NodeRequestOptions } from 'node:http';
 import { http, https } from '../../../common/node-modules.js';
 import type { Agents, EffectiveOptions } from '../../contract/types.js';
-import { agentFor } from '../connection-settings.js';
+import { agentFor, putRequestTls, putResolution } from '../connection-settings.js';
 import type { Destination } from '../destination.js';
 
 /**
@@ -50,35 +50,14 @@ export function toNodeOptions(
     }
 
     if (isHttps) {
-        if (options.rejectUnauthorized !== undefined) {
-            nodeOptions.rejectUnauthorized = options.rejectUnauthorized;
-        }
-
-        if (options.ciphers !== undefined) {
-            nodeOptions.ciphers = options.ciphers;
-        }
-
-        if (options.secureProtocol !== undefined) {
-            nodeOptions.secureProtocol = options.secureProtocol;
-        }
+        putRequestTls(options, nodeOptions);
     }
 
     if (options.socketPath !== undefined) {
         nodeOptions.socketPath = options.socketPath;
     }
 
-    if (options.lookup !== undefined) {
-        nodeOptions.lookup = options.lookup;
-    }
-
-    if (options.family !== undefined) {
-        nodeOptions.family = options.family;
-    }
-
-    if (options.hints !== undefined) {
-        nodeOptions.hints = options.hints;
-    }
-
+    putResolution(options, nodeOptions);
     return nodeOptions;
 }
 

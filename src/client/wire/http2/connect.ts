@@ -4,7 +4,7 @@ import type { NetConnectOpts, Socket } from 'node:net';
 import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { http, https, net, tls } from '../../../common/node-modules.js';
 import type { EffectiveOptions } from '../../contract/types.js';
-import { tlsSettingsFor } from '../connection-settings.js';
+import { putResolution, tlsSettingsFor } from '../connection-settings.js';
 import type { Destination } from '../destination.js';
 import type { ProxyRoute } from '../proxy.js';
 import type { ConnectionMoments } from '../transport.js';
@@ -52,18 +52,7 @@ function connectDirectly(target: ConnectionTarget, watcher: ConnectionWatcher): 
         options.socketPath === undefined
             ? { host: destination.hostname, port: destination.port }
             : { path: options.socketPath };
-    if (options.lookup !== undefined) {
-        where.lookup = options.lookup;
-    }
-
-    if (options.family !== undefined) {
-        where.family = options.family;
-    }
-
-    if (options.hints !== undefined) {
-        where.hints = options.hints;
-    }
-
+    putResolution(options, where);
     const named = options.socketPath === undefined && net.isIP(destination.hostname) === 0;
     const socket: Socket = target.secure
         ? tls.connect({ ...tlsSettingsOf(target), ...where, ALPNProtocols: [...target.alpn] } as ConnectionOptions)

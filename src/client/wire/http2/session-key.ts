@@ -1,22 +1,21 @@
+import { requestTlsKey, resolutionKey } from '../connection-settings.js';
 import type { ConnectionTarget } from './connect.js';
 import type { Http2Settings } from './settings.js';
 
 /**
  * Which streams may share a session: those to one origin (or socket path) through the same proxy,
  * with the same connection settings — the agent whose TLS settings the connection takes, the request's
- * own TLS options, `family` and `hints`, and the session's HTTP/2 settings. Values, not identities,
- * where a caller may write the same thing afresh on every request (an `http2` object literal): each
- * would otherwise open a session of its own. As with Node's agents, `lookup` does not part sessions.
+ * own TLS options and how it resolves names (connection-settings.ts), and the session's HTTP/2
+ * settings. Values, not identities, where a caller may write the same thing afresh on every request
+ * (an `http2` object literal): each would otherwise open a session of its own.
  */
 export function sessionKey(target: ConnectionTarget, settings: Http2Settings): string {
     const { destination, options, proxy, agent } = target;
     const where =
         options.socketPath === undefined ? destination.origin : `unix:${options.socketPath} ${destination.origin}`;
     const through = proxy === undefined ? '' : ` via ${proxy.url.href} ${String(proxy.credential ?? '')}`;
-    const tls = target.secure
-        ? ` tls ${agent === false ? 'own' : idOf(agent)} ${String(options.rejectUnauthorized)} ${options.ciphers ?? ''} ${options.secureProtocol ?? ''}`
-        : '';
-    return `${where}${through}${tls} ${options.family ?? ''} ${options.hints ?? ''} ${settingsKey(settings)}`;
+    const tls = target.secure ? ` tls ${agent === false ? 'own' : idOf(agent)} ${requestTlsKey(options)}` : '';
+    return `${where}${through}${tls} ${resolutionKey(options)} ${settingsKey(settings)}`;
 }
 
 // Settings are resolved once per option object (settings.ts): their part of the key is written once too.
