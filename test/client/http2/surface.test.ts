@@ -1,9 +1,12 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { type AddressInfo, createServer, type Socket } from 'node:net';
+import * as dns from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
+import { type AddressInfo, createServer, type LookupFunction, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLIENT_CHANNELS, Client, type HopRequest } from '../../../src/client/index.js';
 import { Http2Request, isHttp2Request } from '../../../src/client/wire/http2/request.js';
 import { isHttpError } from '../../../src/errors/index.js';
+import { startHttps } from '../helpers.js';
 import { startProxy, type TestProxy } from '../test-proxy.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
@@ -201,6 +204,30 @@ describe('HTTP/2 surface: proxies', () => {
         expect(proxy.tunnels.at(-1)?.target).toBe(`127.0.0.1:${server.port}`);
         await expectReleased(api, [server], timers);
         await expect.poll(() => proxy.open.size).toBe(0);
+    });
+
+    it('resolves the proxy by the system, not by lookup, family or hints (direct connections only), as HTTP/1.1 does', async () => {
+        const asked: string[] = [];
+        const lookup = ((hostname: string, options: object, callback: never) => {
+            asked.push(hostname);
+            dnsLookup(hostname, options, callback);
+        }) as unknown as LookupFunction;
+        const options = { proxy: `http://localhost:${proxy.port}`, lookup, family: 6 as const, hints: dns.ADDRCONFIG };
+        const h2 = await api.get(`${server.url}/resolved`, options);
+        const origin1 = await startHttps((_req, res) => res.end('ok'));
+        try {
+            const h1 = await new Client().get(`${origin1.url}/resolved`, { ...options, rejectUnauthorized: false });
+            expect([h2.res.httpVersion, h1.res.httpVersion]).toEqual(['2.0', '1.1']);
+        } finally {
+            await origin1.close();
+        }
+
+        expect(asked).toEqual([]);
+        expect(proxy.tunnels.slice(-2).map((tunnel) => tunnel.target)).toEqual([
+            `127.0.0.1:${server.port}`,
+            `127.0.0.1:${origin1.port}`
+        ]);
+        await expectReleased(api, [server], timers);
     });
 
     it('a CONNECT the proxy refuses (407) is the 502 the HTTP/1.1 path gives', async () => {

@@ -137,9 +137,8 @@ function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: Con
         method: 'CONNECT',
         path: authority,
         headers,
-        agent: false,
-        lookup: target.options.lookup,
-        family: target.options.family
+        // (Not the request's lookup, family or hints: they are the origin's, whose name the proxy resolves.)
+        agent: false
     });
     let inner: Opening | undefined;
     let done = false;
