@@ -524,9 +524,10 @@ describe('Timings: nothing left behind', () => {
                 );
             }
 
-            // The slot that found the hop while it connected is emptied (not deleted: that would slow the socket).
+            // The slot that found the hop while it connected is emptied (not deleted: that would slow the socket;
+            // wire/socket-moments.ts).
             const slot = Object.getOwnPropertySymbols(socket).find(
-                (key) => key.description === 'tracewire.connectingExchange'
+                (key) => key.description === 'tracewire.connectionMoments'
             );
             expect(slot).toBeDefined();
             expect((socket as unknown as Record<symbol, unknown>)[slot!]).toBeUndefined();

@@ -1,13 +1,13 @@
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { declaredLength } from '../../../common/message-body.js';
-import { net } from '../../../common/node-modules.js';
 import type { HttpError } from '../../../errors/index.js';
 import type { PayloadReplay } from '../../bodies/payload-replay.js';
 import { trackUpload, type UploadOwner } from '../../bodies/progress.js';
 import { aborted, requestError } from '../../contract/errors.js';
 import type { ProgressCallback } from '../../contract/types.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError } from '../proxy.js';
+import { followConnection, followHandshake } from '../socket-moments.js';
 import type { Exchange, ExchangeHop, Transport } from '../transport.js';
 import { createNodeRequest } from './node-http.js';
 import { toNodeOptions } from './node-options.js';
@@ -50,12 +50,10 @@ export function http1OverSocket(hop: ExchangeHop, socket: Socket): Exchange {
     return new Http1Exchange(hop, req, undefined, undefined, true);
 }
 
-// The exchange rides on its request, and on a socket while it connects, so the listeners below can be
-// shared functions rather than closures made for every request.
+// The exchange rides on its request, so the listeners below can be shared functions rather than
+// closures made for every request (the connection's moments are followed the same way: socket-moments.ts).
 const exchangeOf = Symbol('tracewire.exchange');
-const connectingFor = Symbol('tracewire.connectingExchange');
 type ExchangeRequest = ClientRequest & { [exchangeOf]: Http1Exchange };
-type ConnectingSocket = Socket & { [connectingFor]?: Http1Exchange | undefined };
 
 class Http1Exchange implements Exchange, UploadOwner {
     // Set once the hop let go of the exchange (it failed or was stopped): nothing more is reported or sent.
@@ -192,8 +190,7 @@ class Http1Exchange implements Exchange, UploadOwner {
         if (this.proxy?.tunnel) {
             // The tunnel is up (`proxyConnect`); TLS to the origin runs through it now.
             moments.tunnelAssigned();
-            (socket as ConnectingSocket)[connectingFor] = this;
-            socket.on('secureConnect', onSecureConnect);
+            followHandshake(socket, this.hop);
             return;
         }
 
@@ -203,44 +200,10 @@ class Http1Exchange implements Exchange, UploadOwner {
             return;
         }
 
-        (socket as ConnectingSocket)[connectingFor] = this;
-        socket.on('lookup', onLookup);
-        socket.on('connect', onConnect);
-        if ('encrypted' in socket) {
-            socket.on('secureConnect', onSecureConnect);
-        }
-
-        moments.connectionOpening(this.startsWithLookup() ? 'lookup' : 'connect');
-    }
-
-    /** Whether a new connection starts with a lookup: the host it connects to (the proxy's, if any) is a name. */
-    private startsWithLookup(): boolean {
+        // The host it connects to: the proxy's, if any; none over a UNIX socket.
         const host =
             this.proxy?.hostname ?? (this.hop.options.socketPath === undefined ? this.hop.destination.hostname : '');
-        return host !== '' && net.isIP(host) === 0;
-    }
-
-    lookedUp(socket: Socket): void {
-        // With several addresses to try, Node may report more than one lookup: the first one counts.
-        socket.removeListener('lookup', onLookup);
-        this.hop.moments.lookedUp();
-    }
-
-    connected(socket: Socket): void {
-        socket.removeListener('lookup', onLookup);
-        socket.removeListener('connect', onConnect);
-        const secure = 'encrypted' in socket;
-        if (!secure) {
-            (socket as ConnectingSocket)[connectingFor] = undefined;
-        }
-
-        this.hop.moments.connected(secure);
-    }
-
-    secured(socket: Socket): void {
-        socket.removeListener('secureConnect', onSecureConnect);
-        (socket as ConnectingSocket)[connectingFor] = undefined;
-        this.hop.moments.secured();
+        followConnection(socket, host, this.hop);
     }
 
     /** The 502 of a network error, naming the proxy when that could not be reached. */
@@ -271,20 +234,6 @@ function onSocket(this: ExchangeRequest, socket: Socket): void {
 
 function onTunnelConnect(this: ExchangeRequest, connect: { statusCode?: number }): void {
     this[exchangeOf].hop.moments.tunnelConnected(connect.statusCode);
-}
-
-function onLookup(this: ConnectingSocket, err: Error | null): void {
-    if (err === null) {
-        this[connectingFor]?.lookedUp(this);
-    }
-}
-
-function onConnect(this: ConnectingSocket): void {
-    this[connectingFor]?.connected(this);
-}
-
-function onSecureConnect(this: ConnectingSocket): void {
-    this[connectingFor]?.secured(this);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { EffectiveOptions } from '../../contract/types.js';
 import { putResolution, tlsSettingsFor } from '../connection-settings.js';
 import type { Destination } from '../destination.js';
 import type { ProxyRoute } from '../proxy.js';
-import type { ConnectionMoments } from '../transport.js';
+import { followConnection, followHandshake, type MomentsHearer, stopFollowing } from '../socket-moments.js';
 
 /**
  * Opening the connection of a new HTTP/2 session (README "HTTP/2"): TCP, or TLS offering the
@@ -29,9 +29,7 @@ export interface ConnectionTarget {
 }
 
 /** Who hears of the connection: the moments (while the hop that opened it still wants them), the outcome. */
-export interface ConnectionWatcher {
-    /** The moments of the hop that opened the connection; undefined once it left. */
-    readonly moments: ConnectionMoments | undefined;
+export interface ConnectionWatcher extends MomentsHearer {
     /** The connection is up: `protocol` is what ALPN chose (`h2`, `http/1.1`), or `h2` for cleartext. */
     connected(socket: Socket, protocol: string): void;
     failed(err: Error): void;
@@ -53,12 +51,11 @@ function connectDirectly(target: ConnectionTarget, watcher: ConnectionWatcher): 
             ? { host: destination.hostname, port: destination.port }
             : { path: options.socketPath };
     putResolution(options, where);
-    const named = options.socketPath === undefined && net.isIP(destination.hostname) === 0;
     const socket: Socket = target.secure
         ? tls.connect({ ...tlsSettingsOf(target), ...where, ALPNProtocols: [...target.alpn] } as ConnectionOptions)
         : net.connect(where as unknown as NetConnectOpts);
-    watcher.moments?.connectionOpening(named ? 'lookup' : 'connect');
-    return followSocket(socket, target.secure, watcher);
+    followConnection(socket, options.socketPath === undefined ? destination.hostname : '', watcher);
+    return untilReady(socket, target.secure, watcher);
 }
 
 /** The TLS settings of a connection to the target: worked out only when one is opened, not for each stream. */
@@ -66,51 +63,36 @@ function tlsSettingsOf(target: ConnectionTarget): Record<string, unknown> {
     return tlsSettingsFor(target.destination, target.options, target.agent);
 }
 
-/** Follows a socket until it is ready for the session (connected, and through its TLS handshake). */
-function followSocket(socket: Socket, secure: boolean, watcher: ConnectionWatcher): Opening {
-    const onLookup = (err: Error | null) => {
-        if (err === null) {
-            // With several addresses to try, Node may report more than one lookup: the first one counts.
-            socket.removeListener('lookup', onLookup);
-            watcher.moments?.lookedUp();
-        }
-    };
+/** Waits until a socket is ready for the session: connected, and through its TLS handshake when `secure`. */
+function untilReady(socket: Socket, secure: boolean, watcher: ConnectionWatcher): Opening {
     const onConnect = () => {
-        socket.removeListener('lookup', onLookup);
-        watcher.moments?.connected(secure);
-        if (!secure) {
-            finish();
-            watcher.connected(socket, 'h2');
-        }
+        finish();
+        watcher.connected(socket, 'h2');
     };
     const onSecure = () => {
-        watcher.moments?.secured();
         finish();
         // No protocol agreed (a server without ALPN) is HTTP/1.1.
         watcher.connected(socket, (socket as TLSSocket).alpnProtocol || 'http/1.1');
     };
     const onError = (err: Error) => {
         finish();
+        stopFollowing(socket);
         socket.destroy();
         watcher.failed(err);
     };
     const finish = () => {
-        socket.removeListener('lookup', onLookup);
         socket.removeListener('connect', onConnect);
         socket.removeListener('secureConnect', onSecure);
         socket.removeListener('error', onError);
     };
-    socket.on('lookup', onLookup);
-    socket.on('connect', onConnect);
-    if (secure) {
-        socket.on('secureConnect', onSecure);
-    }
-
+    // (Registered after the moments' listeners: the hop hears of each step before the session does.)
+    socket.on(secure ? 'secureConnect' : 'connect', secure ? onSecure : onConnect);
     socket.on('error', onError);
     return {
         abandon() {
             // (Only while the socket is opening: the pool holds an opening until it is up or failed.)
             finish();
+            stopFollowing(socket);
             socket.destroy();
         }
     };
@@ -170,7 +152,8 @@ function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: Con
             ALPNProtocols: [...target.alpn]
         } as ConnectionOptions);
         done = true;
-        inner = followSocket(secured, true, watcher);
+        followHandshake(secured, watcher);
+        inner = untilReady(secured, true, watcher);
     });
     // (Node hands every answer to a CONNECT to 'connect', whatever its status.)
     connect.on('error', fail);
