@@ -36,6 +36,12 @@ export function destinationOf(url: URL): Destination {
     };
 }
 
+/** The destination's host as a URL or an authority writes it (RFC 3986 3.2.2): an IPv6 literal in brackets. */
+export function authorityHostOf(destination: Destination): string {
+    const hostname = destination.hostname;
+    return hostname.includes(':') ? `[${hostname}]` : hostname;
+}
+
 /** Resolves the request URI (against `baseUrl` when given) or explains why it cannot be used. */
 export function resolveUri(uri: unknown, baseUrl: string | undefined): URL | HttpError {
     if (baseUrl !== undefined && typeof uri !== 'string') {

@@ -206,6 +206,20 @@ describe('HTTP/2 surface: proxies', () => {
         await expect.poll(() => proxy.open.size).toBe(0);
     });
 
+    it('names an IPv6 origin in brackets on the CONNECT line', async () => {
+        // Listening on every address: the test proxy connects to 127.0.0.1 whatever the target.
+        const six = await startHttp2((req, res) => res.end(req.url), { host: '::' });
+        try {
+            const url = `https://[::1]:${six.port}/six`;
+            const { res, payload } = await api.get(url, { proxy: proxy.url });
+            expect([res.httpVersion, String(payload)]).toEqual(['2.0', '/six']);
+            expect(proxy.tunnels.at(-1)?.target).toBe(`[::1]:${six.port}`);
+            await expectReleased(api, [six], timers);
+        } finally {
+            await six.close();
+        }
+    });
+
     it('resolves the proxy by the system, not by lookup, family or hints (direct connections only), as HTTP/1.1 does', async () => {
         const asked: string[] = [];
         const lookup = ((hostname: string, options: object, callback: never) => {

@@ -47,7 +47,7 @@ function carryOriginTls(nodeOptions: NodeRequestOptions, destination: Destinatio
         }
     }
 
-    const host = destination.hostname.replace(/^\[|\]$/g, '');
+    const host = destination.hostname;
     if (options.servername === undefined && net.isIP(host) !== 0 && options.rejectUnauthorized !== false) {
         // The tunnel's agent names a host name as the server name, but connects to an IP origin without
         // its host, so TLS would check the certificate against another name: check it against the IP.

@@ -5,7 +5,7 @@ import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { http, https, net, tls } from '../../../common/node-modules.js';
 import type { EffectiveOptions } from '../../contract/types.js';
 import { putResolution, tlsSettingsFor } from '../connection-settings.js';
-import type { Destination } from '../destination.js';
+import { authorityHostOf, type Destination } from '../destination.js';
 import type { ProxyRoute } from '../proxy.js';
 import { followConnection, followHandshake, type MomentsHearer, stopFollowing } from '../socket-moments.js';
 
@@ -105,7 +105,7 @@ function untilReady(socket: Socket, secure: boolean, watcher: ConnectionWatcher)
  */
 function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: ConnectionWatcher): Opening {
     const { destination } = target;
-    const authority = `${destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname}:${destination.port}`;
+    const authority = `${authorityHostOf(destination)}:${destination.port}`;
     const headers: Record<string, string> = { host: authority };
     const credential = route.credential ?? credentialsOf(route.url);
     if (credential !== undefined) {

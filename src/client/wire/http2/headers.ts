@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { http } from '../../../common/node-modules.js';
 import type { EffectiveOptions } from '../../contract/types.js';
-import type { Destination } from '../destination.js';
+import { authorityHostOf, type Destination } from '../destination.js';
 
 /**
  * Headers between HTTP/1.1's shape, which the client and its callers speak, and HTTP/2's (RFC 9113
@@ -64,7 +64,7 @@ export function requestHeaders(
 }
 
 function authorityOf(destination: Destination): string {
-    const host = destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname;
+    const host = authorityHostOf(destination);
     const defaultPort = destination.isHttps ? 443 : 80;
     return destination.port === defaultPort ? host : `${host}:${destination.port}`;
 }

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { BoundedMemo } from '../../../common/bounded-memo.js';
 import type { Agents } from '../../contract/types.js';
+import { authorityHostOf } from '../destination.js';
 import { enrolSessionCensus, type OpenSession, type SessionCensus } from '../session-census.js';
 import type { ConnectionMoments } from '../transport.js';
 import { type ConnectionTarget, type Opening, openConnection } from './connect.js';
@@ -290,9 +291,8 @@ export class SessionPool implements SessionCensus {
 /** The session over a connection that is up: our settings, no server push. */
 function startSession(settings: Http2Settings, target: ConnectionTarget, socket: Socket) {
     const { destination } = target;
-    // The pseudo-header fields of every request are ours: this URL only has to be one (an IPv6 literal in brackets).
-    const host = destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname;
-    return http2.connect(`${destination.isHttps ? 'https' : 'http'}://${host}`, {
+    // The pseudo-header fields of every request are ours: this URL only has to be one.
+    return http2.connect(`${destination.isHttps ? 'https' : 'http'}://${authorityHostOf(destination)}`, {
         createConnection: () => socket,
         settings: { enablePush: false, initialWindowSize: settings.initialWindowSize },
         // What the session may buffer for its unread streams, in MiB: at least its window, which is that.
