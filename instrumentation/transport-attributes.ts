@@ -1,6 +1,7 @@
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { ResendReason } from '../src/client/contract/types.js';
-import { errorCodeName, type StreamFailureDetails } from '../src/client/wire/http2/stream-failure.js';
+import { errorCodeName } from '../src/client/wire/http2/error-codes.js';
+import type { StreamFailureDetails } from '../src/client/wire/http2/stream-failure.js';
 import { causeOf } from './error-type.js';
 
 /*

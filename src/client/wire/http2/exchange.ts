@@ -12,6 +12,7 @@ import { http1, http1OverSocket } from '../http1/exchange.js';
 import { proxyRequestError, tunnelRefusal } from '../proxy.js';
 import type { ConnectionMoments, Exchange, ExchangeHop, Transport } from '../transport.js';
 import type { ConnectionTarget } from './connect.js';
+import { cancelStream } from './error-codes.js';
 import { requestHeaders, responseFields } from './headers.js';
 import { type SessionClaim, type SessionPool, sessionPoolOf } from './pool.js';
 import { Http2Request, type StoppableExchange } from './request.js';
@@ -71,9 +72,6 @@ export function openWith(hop: ExchangeHop, made: MadeRequest | undefined): Excha
 
     return new Http2Exchange(hop, pool, key, target, settings, made);
 }
-
-// NGHTTP2_CANCEL (RFC 9113 7): the stream is no longer needed.
-const cancelCode = 0x8;
 
 const offeredProtocols = ['h2', 'http/1.1'] as const;
 
@@ -166,7 +164,7 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
             this.waiting = false;
             this.pool.release(this.key, this);
         } else {
-            resetStream(this.stream);
+            cancelStream(this.stream);
         }
     }
 
@@ -330,13 +328,6 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         this.hop.moments.uploaded();
         // As a ClientRequest's, never inside the call that sends it: its caller listens after that call.
         process.nextTick(emitFinish, this.handle);
-    }
-}
-
-/** Resets a stream with CANCEL (RFC 9113 8.7: the server stops), keeping its session for the others. */
-function resetStream(stream: ClientHttp2Stream | undefined): void {
-    if (stream !== undefined && !stream.closed && !stream.destroyed) {
-        stream.close(cancelCode);
     }
 }
 

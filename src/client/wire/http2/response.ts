@@ -3,6 +3,7 @@ import type { ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { declaredLength, responseHasNoBody } from '../../../common/message-body.js';
 import { http } from '../../../common/node-modules.js';
+import { cancelStream } from './error-codes.js';
 import { responseFields } from './headers.js';
 
 // The stream a response reads, in a slot of ours: IncomingMessage has no place for it.
@@ -164,13 +165,8 @@ function destroyStream(this: StreamResponse, err: Error | null, callback: (err?:
         this.emit('aborted');
         // Only a body left unread: a stream read to its end closes by itself, and a reset for each of
         // them would look like the rapid-reset attack to the server (Node's closes such a session).
-        if (!stream.closed && !stream.destroyed) {
-            stream.close(http2Cancel);
-        }
+        cancelStream(stream);
     }
 
     callback(err);
 }
-
-// NGHTTP2_CANCEL (RFC 9113 7): the stream is no longer needed.
-const http2Cancel = 0x8;

@@ -1,6 +1,7 @@
 import type { ClientHttp2Stream } from 'node:http2';
 import type { CodedError } from '../../contract/errors.js';
 import type { Http2SessionEnd, Http2StreamFailure } from '../../contract/failure-data.js';
+import { errorCodeName, refusedStreamCode } from './error-codes.js';
 
 /**
  * What a stream that failed reports (README "HTTP/2"), its cause kept: whether the server said it
@@ -9,30 +10,6 @@ import type { Http2SessionEnd, Http2StreamFailure } from '../../contract/failure
  * otherwise what cut it. `http2` on the error tells the stream, its RST_STREAM code and how its
  * session ended, for the spans.
  */
-
-// The HTTP/2 error codes (RFC 9113 7), by number, for messages.
-const errorCodeNames = [
-    'NO_ERROR',
-    'PROTOCOL_ERROR',
-    'INTERNAL_ERROR',
-    'FLOW_CONTROL_ERROR',
-    'SETTINGS_TIMEOUT',
-    'STREAM_CLOSED',
-    'FRAME_SIZE_ERROR',
-    'REFUSED_STREAM',
-    'CANCEL',
-    'COMPRESSION_ERROR',
-    'CONNECT_ERROR',
-    'ENHANCE_YOUR_CALM',
-    'INADEQUATE_SECURITY',
-    'HTTP_1_1_REQUIRED'
-];
-
-const refusedStream = 0x7;
-
-export function errorCodeName(code: number | undefined): string {
-    return errorCodeNames[code ?? 0] ?? `error code ${code}`;
-}
 
 /** What the error of a failed stream says of it (`data.http2`): the stream, its reset code, its session's end. */
 export type StreamFailureDetails = Http2StreamFailure;
@@ -64,7 +41,7 @@ export function streamFailure(
             'ERR_HTTP2_GOAWAY',
             err
         );
-    } else if (rstCode === refusedStream) {
+    } else if (rstCode === refusedStreamCode) {
         failure = coded(
             'The HTTP/2 server refused the stream (REFUSED_STREAM): it did not process it',
             'ERR_HTTP2_REFUSED_STREAM',
