@@ -5,6 +5,7 @@ import { aborted, clientFailure, requestError } from '../contract/errors.js';
 import type { HopRequest, HopResponse, ProgressCallback } from '../contract/types.js';
 import { requestHeaders } from './http2/headers.js';
 import { Http2Request, type StoppableExchange } from './http2/request.js';
+import { type PendingBody, sendPendingBody } from './pending-body.js';
 import type { Exchange, ExchangeHop, Transport } from './transport.js';
 
 /**
@@ -40,15 +41,6 @@ const untilLoaded: Transport = {
         return new LoadingExchange(hop);
     }
 };
-
-/** What the body waits as, until the transport has loaded. */
-type PendingBody =
-    | {
-          readonly stream: false;
-          readonly body: string | Buffer | undefined;
-          readonly onProgress: ProgressCallback | undefined;
-      }
-    | { readonly stream: true; readonly replay: PayloadReplay; readonly onProgress: ProgressCallback | undefined };
 
 /**
  * An exchange whose transport is loading: the request is made now, the exchange that carries it
@@ -145,10 +137,8 @@ class LoadingExchange implements Exchange, StoppableExchange {
         this.carrier = carrier;
         const body = this.body;
         this.body = undefined;
-        if (body?.stream === true) {
-            carrier.sendStream(body.replay, body.onProgress);
-        } else if (body !== undefined) {
-            carrier.sendBody(body.body, body.onProgress);
+        if (body !== undefined) {
+            sendPendingBody(body, carrier);
         }
     }
 

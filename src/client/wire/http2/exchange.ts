@@ -9,6 +9,7 @@ import { aborted, type CodedError, requestError } from '../../contract/errors.js
 import type { HopRequest, HopResponse, ProgressCallback } from '../../contract/types.js';
 import { agentFor } from '../connection-settings.js';
 import { http1, http1OverSocket } from '../http1/exchange.js';
+import { type PendingBody, sendPendingBody } from '../pending-body.js';
 import { proxyRequestError, tunnelRefusal } from '../proxy.js';
 import type { ConnectionMoments, Exchange, ExchangeHop, Transport } from '../transport.js';
 import type { ConnectionTarget } from './connect.js';
@@ -74,15 +75,6 @@ export function openWith(hop: ExchangeHop, made: MadeRequest | undefined): Excha
 }
 
 const offeredProtocols = ['h2', 'http/1.1'] as const;
-
-/** What the body waits as, until the stream exists. */
-type PendingBody =
-    | {
-          readonly stream: false;
-          readonly body: string | Buffer | undefined;
-          readonly onProgress: ProgressCallback | undefined;
-      }
-    | { readonly stream: true; readonly replay: PayloadReplay; readonly onProgress: ProgressCallback | undefined };
 
 // The exchange rides on its stream, so the listeners below are shared functions rather than closures;
 // until the stream closes (streamClosed).
@@ -266,11 +258,7 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
         this.handle.carriedBy(exchange.request);
         const body = this.body as PendingBody;
         this.body = undefined;
-        if (body.stream) {
-            exchange.sendStream(body.replay, body.onProgress);
-        } else {
-            exchange.sendBody(body.body, body.onProgress);
-        }
+        sendPendingBody(body, exchange);
     }
 
     // The stream's side.
