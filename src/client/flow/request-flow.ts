@@ -146,7 +146,6 @@ export class RequestFlow implements CachedFlow, DeadlineOwner, RedirectingFlow, 
             this.cache = new Layer(this, cacheSettingsOf(merged.cache as true | CacheOptions), this.pipeline);
         }
 
-        // (A hop over HTTP/2 loads its transport itself, below the seam: wire/load-http2.ts.)
         this.startHop(call.method, call.target, merged);
     }
 

@@ -12,15 +12,13 @@ import type {
     TimedResponse
 } from '../contract/types.js';
 import { usesProxy } from '../options/proxy.js';
-import { isOn } from '../options/values.js';
 import { announceHop, announceRequest, type Pipeline, reportHop, requestUriOf } from '../pipeline/pipeline.js';
 import { type Destination, destinationOf } from './destination.js';
 import { HopClock } from './hop-timings.js';
-import { http1 } from './http1/exchange.js';
-import { http2Transport } from './load-http2.js';
 import { PhaseGuard, type PhaseGuardOwner } from './phase-guard.js';
 import { originHeaders, type ProxyRoute, proxyRouteOf } from './proxy.js';
-import type { ConnectionMoments, Exchange, ExchangeHop, Transport } from './transport.js';
+import type { ConnectionMoments, Exchange, ExchangeHop } from './transport.js';
+import { transportFor } from './transport-choice.js';
 
 /** What a hop needs from the request it belongs to (request-flow.ts), and how it hands its end back. */
 export interface HopOwner {
@@ -179,7 +177,7 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
 
             this.headers = headers;
             this.clock.boundBy(PhaseGuard.of(options.timeouts, this));
-            exchange = transportOf(options, destination, this.proxy).open(this);
+            exchange = transportFor(this).open(this);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
             // header Node refuses): the hop began, so it still gets its response event, without a request.
@@ -305,25 +303,6 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
     retireIdlePeers(): void {
         this.exchange?.retireIdlePeers();
     }
-}
-
-/**
- * The transport of a hop: HTTP/2 with the `http2` option where it applies — https (ALPN decides), or
- * http with `h2c` — except through a forwarding proxy (an http target's request goes to the proxy,
- * which speaks HTTP/1.1); HTTP/1.1 otherwise.
- */
-function transportOf(options: EffectiveOptions, destination: Destination, proxy: ProxyRoute | undefined): Transport {
-    const option = options.http2;
-    if (!isOn(option) || (proxy !== undefined && !proxy.tunnel)) {
-        return http1;
-    }
-
-    if (!destination.isHttps && (option === true || option.h2c !== true)) {
-        return http1;
-    }
-
-    // Until it has loaded (with the process's first such hop), one that makes the request at once and waits for it.
-    return http2Transport();
 }
 
 function bodyless(method: string): boolean {
