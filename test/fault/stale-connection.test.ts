@@ -163,6 +163,24 @@ describe('stale connections: a request that fails on a reused connection the ser
         expect(countsFrom(start)).toEqual({ fresh: 3, reused: 2 });
     });
 
+    it('keeps no copy for an http2 option a preRequest listener set to null: null is "not set", HTTP/1.1', async () => {
+        const api = new Client().defaults({ events: true });
+        api.events.on('preRequest', (_uri, options) => {
+            // What a listener in JavaScript may do; the types allow no null there.
+            options.http2 = null as never;
+        });
+        const start = seen.length;
+        await api.put(`${server.url}/close-reused`, { payload: 'first' });
+        const err = await api
+            .put(`${server.url}/close-reused`, {
+                payload: Readable.from(['not', ' kept']),
+                headers: { 'idempotency-key': 'k-3' }
+            })
+            .catch((e: unknown) => e);
+        expect(isHttpError(err, 502)).toBe(true);
+        expect(countsFrom(start)).toEqual({ fresh: 1, reused: 1 });
+    });
+
     it('does not use the retry budget, and is made once per hop', async () => {
         const api = new Client().defaults({ retry: { limit: 0 } });
         await api.get(`${server.url}/close-reused`);

@@ -2,6 +2,7 @@ import type { HttpError } from '../../errors/index.js';
 import { isStream, type PreparedPayload } from '../bodies/payload.js';
 import { PayloadReplay, streamReplayLimit } from '../bodies/payload-replay.js';
 import type { EffectiveOptions } from '../contract/types.js';
+import { mayBeRefusedUnprocessed } from '../wire/transport-choice.js';
 
 /**
  * A call's stream payload across its hops (README "Payloads"): the replay that sends it, keeping a
@@ -34,12 +35,12 @@ export class StreamPayload {
         }
 
         replay?.dispose();
-        // A copy is kept only when something may need to re-send the stream: a redirect, a retry, or an
-        // HTTP/2 server that refuses the stream or sends GOAWAY before processing it (README "HTTP/2").
+        // A copy is kept only when something may need to re-send the stream: a redirect, a retry, or a
+        // server that refuses it before processing it.
         const resent =
             (typeof options.redirects === 'number' && options.redirects > 0) ||
             this.retries ||
-            (options.http2 !== undefined && options.http2 !== false);
+            mayBeRefusedUnprocessed(options);
         const limit = resent ? streamReplayLimit : 0;
         const made = new PayloadReplay(payload, limit, this.onError);
         this.replay = made;

@@ -1,3 +1,4 @@
+import type { EffectiveOptions } from '../contract/types.js';
 import { isOn } from '../options/values.js';
 import { http1 } from './http1/exchange.js';
 import { http2Transport } from './load-http2.js';
@@ -26,4 +27,13 @@ export function transportFor(hop: Pick<ExchangeHop, 'options' | 'destination' | 
 
     // Until it has loaded (with the process's first such hop), one that makes the request at once and waits for it.
     return http2Transport();
+}
+
+/**
+ * True when a hop with these options may go over a transport whose server can refuse a request
+ * without processing it (HTTP/2: REFUSED_STREAM, a stream above a GOAWAY's last one), which the flow
+ * then sends again (flow/stale-resend.ts): a stream payload keeps a copy for that.
+ */
+export function mayBeRefusedUnprocessed(options: EffectiveOptions): boolean {
+    return isOn(options.http2);
 }
