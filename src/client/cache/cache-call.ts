@@ -10,7 +10,7 @@ import type { CacheDirectives } from './directives.js';
 import type { StoreWrite } from './guarded-store.js';
 import type { Judgement } from './policy.js';
 
-/** What the cache layer needs of the request flow it sits in front of (flow/request-flow.ts). */
+/** What the cache layer needs of the request flow it sits in front of (flow/hop-loop.ts). */
 export interface CachedFlow extends HopOwner {
     readonly settled: boolean;
     /** Sends a hop the layer made (the layer owns it: its outcome comes back here first). */

@@ -6,7 +6,7 @@ import { deadlineExceeded } from '../contract/errors.js';
 /**
  * The request option `deadline` (README "Timings"): one bound on a whole call, its hops, redirects,
  * retries and the waits before them, and for the helpers the read of the body. The flow that owns
- * it (request-flow.ts) asks it whether a retry's wait still fits, and hands what is left to the read.
+ * it (hop-loop.ts) asks it whether a retry's wait still fits, and hands what is left to the read.
  */
 
 /** What a deadline tells when it passes: the flow, which stops whatever is under way with the error. */

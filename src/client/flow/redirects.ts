@@ -7,7 +7,7 @@ import { checkHeaders, checkOptions, copyHeaders } from '../options/options.js';
 import type { AnsweredHop } from '../wire/hop.js';
 import { redirectOptions, resolveRedirect } from './redirect.js';
 
-/** What following a call's redirects needs of its flow (request-flow.ts). */
+/** What following a call's redirects needs of its flow (hop-loop.ts). */
 export interface RedirectingFlow {
     readonly settled: boolean;
     redirectCount: number;

@@ -4,7 +4,7 @@ import type { Destination } from '../wire/destination.js';
 import type { AnsweredHop } from '../wire/hop.js';
 import { discardResponse, isRetryableError, type RetryPolicy, responseRetryDelay } from './retry.js';
 
-/** What retrying needs of the call's flow (request-flow.ts). */
+/** What retrying needs of the call's flow (hop-loop.ts). */
 export interface RetryingFlow {
     readonly settled: boolean;
     retryCount: number;

@@ -9,7 +9,7 @@ import {
     unprocessedResendReason
 } from './stale-connection.js';
 
-/** What re-sending a stale connection's hop needs of the call's flow (request-flow.ts). */
+/** What re-sending a stale connection's hop needs of the call's flow (hop-loop.ts). */
 export interface ResendingFlow {
     readonly settled: boolean;
     staleResends: number;

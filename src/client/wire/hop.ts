@@ -20,7 +20,7 @@ import { originHeaders, type ProxyRoute, proxyRouteOf } from './proxy.js';
 import type { ConnectionMoments, Exchange, ExchangeHop } from './transport.js';
 import { transportFor } from './transport-choice.js';
 
-/** What a hop needs from the request it belongs to (request-flow.ts), and how it hands its end back. */
+/** What a hop needs from the call it belongs to (flow/hop-loop.ts), and how it hands its end back. */
 export interface HopOwner {
     readonly agents: Agents;
     readonly redirectCount: number;
