@@ -59,6 +59,14 @@ export abstract class FlowHopOwner implements HopOwner {
     abstract hopFailed(hop: Hop, err: HttpError): void;
 }
 
+/** The store key of a URL: GET and HEAD share one (a HEAD is answered from a stored GET), other methods have their own. */
+export function cacheKey(method: string, href: string, socketPath: string | undefined): string {
+    const hash = href.indexOf('#');
+    const url = hash === -1 ? href : href.slice(0, hash);
+    const where = socketPath === undefined ? url : `unix:${socketPath} ${url}`;
+    return method === 'GET' || method === 'HEAD' ? where : `${method} ${where}`;
+}
+
 /** One hop's dealings with the cache: what was asked, what was stored, what was decided. */
 export interface CacheCall {
     readonly method: string;

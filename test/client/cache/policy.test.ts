@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { cacheKey } from '../../../src/client/cache/cache-call.js';
 import { cacheOutcomeOf, cacheStatusMember } from '../../../src/client/cache/cache-status.js';
 import { parseDirectives } from '../../../src/client/cache/directives.js';
 import { headersOf } from '../../../src/client/cache/fields.js';
 import { freshnessLifetime } from '../../../src/client/cache/freshness.js';
 import { parseHttpDate } from '../../../src/client/cache/http-date.js';
-import { cacheKey } from '../../../src/client/cache/layer.js';
 import { invalidatedUrls, isStorable, judge, requestDirectives } from '../../../src/client/cache/policy.js';
 import { satisfiesCallerCondition } from '../../../src/client/cache/validators.js';
 import type { CachedResponse } from '../../../src/client/contract/cache-store.js';
