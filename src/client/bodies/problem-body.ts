@@ -1,5 +1,5 @@
 import type { ProblemDetails } from '../../errors/index.js';
-import { isProblemJson, problemReadLimits, readProblem } from '../../errors/read-problem.js';
+import { isProblemJson, problemReadLimits, readProblem } from '../../errors/problem-reader.js';
 import type { ReadOptions } from '../contract/types.js';
 
 /**
