@@ -1,5 +1,5 @@
 import { ownValue } from './own-value.js';
-import { defineMember, standardMembers } from './problem-fields.js';
+import { defineMember, isUnsafeMember, standardMembers } from './problem-members.js';
 import type { ProblemDetails } from './types.js';
 import { isUriReference } from './uri-reference.js';
 
@@ -38,9 +38,6 @@ export function isProblemJson(contentType: unknown): boolean {
     return mediaType.trim().toLowerCase() === 'application/problem+json';
 }
 
-/** Names never kept at any level: a client that merges the document into an object of its own would change that object's prototype through them. */
-const unsafeNames: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
-
 /** What a value that breaks a bound copies to: its member is left out whole. */
 const dropped = Symbol('dropped');
 
@@ -54,7 +51,7 @@ interface Budget {
  * value has the right type (section 3.1: a member of the wrong type is ignored, as if absent),
  * `type` defaulting to `about:blank`; `type` and `instance` only when they are URI references.
  * Extension members are copied into fresh objects, each left out whole when its value breaks a
- * bound of `problemReadLimits` or is not JSON; names such as `__proto__` are never kept. A value
+ * bound of `problemReadLimits` or is not JSON; no unsafe name (`__proto__`...) is kept, at any level. A value
  * that is not a JSON object gives undefined. Never throws (docs/problem-details.md, "Reading").
  */
 export function readProblem(value: unknown): ProblemDetails | undefined {
@@ -197,9 +194,9 @@ function copyValue(value: unknown, depth: number, budget: Budget): unknown {
     return copy;
 }
 
-/** A prototype-changing name is skipped; one that breaks the string or character bound drops what holds it. */
+/** An unsafe name is skipped, at any level; one that breaks the string or character bound drops what holds it. */
 function nameVerdict(name: string, budget: Budget): 'keep' | 'skip' | 'drop' {
-    if (unsafeNames.has(name)) {
+    if (isUnsafeMember(name)) {
         return 'skip';
     }
 
