@@ -24,20 +24,6 @@ export const problemReadLimits = {
     values: 1000
 } as const;
 
-/**
- * True for the media type of a problem document in JSON, `application/problem+json` (RFC 9457,
- * section 3), in any case and with any parameters (`; charset=utf-8`).
- */
-export function isProblemJson(contentType: unknown): boolean {
-    if (typeof contentType !== 'string') {
-        return false;
-    }
-
-    const semicolon = contentType.indexOf(';');
-    const mediaType = semicolon === -1 ? contentType : contentType.slice(0, semicolon);
-    return mediaType.trim().toLowerCase() === 'application/problem+json';
-}
-
 /** What a value that breaks a bound copies to: its member is left out whole. */
 const dropped = Symbol('dropped');
 
