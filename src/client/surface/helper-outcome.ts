@@ -1,54 +1,18 @@
 import type { HttpError } from '../../errors/index.js';
 import { problemOfBody } from '../bodies/problem-body.js';
-import { type BodyNotes, type DeadlineLeft, type ReadSink, readCheckedPayload } from '../bodies/read.js';
-import { clientFailure, responseError } from '../contract/errors.js';
-import type { HopResponse, ReadOptions, ResponseErrorData } from '../contract/types.js';
-import type { Finisher } from '../flow/finisher.js';
+import type { ReadSink } from '../bodies/read.js';
+import { responseError } from '../contract/errors.js';
+import type { HopResponse, ResponseErrorData } from '../contract/types.js';
 import { attemptsOf } from '../flow/retry.js';
-import { readOptionsOver, type StoredDefaults } from '../options/options.js';
 import { errorReadSettled, errorReadStarted } from '../pipeline/error-read.js';
 
-/** The finisher of a per-method helper: reads the final response with the read options of the call. */
-export class ReadForHelper implements Finisher {
-    readonly readsBody = true;
-
-    constructor(
-        private readonly defaults: StoredDefaults | undefined,
-        private readonly options: ReadOptions | undefined
-    ) {}
-
-    finish(
-        res: HopResponse,
-        resolve: (value: unknown) => void,
-        reject: (err: HttpError) => void,
-        deadline: DeadlineLeft | undefined,
-        bodyNotes: BodyNotes
-    ): void {
-        try {
-            readCheckedPayload(
-                res,
-                // The caller's read options, not the request's effective ones that listeners and redirects may have edited.
-                readOptionsOver(this.defaults, this.options),
-                (res.statusCode as number) >= 400,
-                new HelperRead(res, resolve, reject),
-                deadline,
-                bodyNotes
-            );
-        } catch (err) {
-            res.destroy();
-            bodyNotes.bodyClosed(res);
-            reject(clientFailure(`The response could not be read: ${(err as Error).message}`, err));
-        }
-    }
-}
-
 /**
- * The end of a per-method helper (`get()`, `post()`...) once its response has been read:
+ * The outcome of a per-method helper (`get()`, `post()`...) once its response has been read:
  * `{ res, payload }`, or for a 4xx/5xx status the error with the response in `data`, and in
  * `data.problem` the problem document of an `application/problem+json` body. It is the reader's
  * sink, so the helper's one promise settles straight from the reader.
  */
-export class HelperRead implements ReadSink {
+export class HelperOutcome implements ReadSink {
     readonly ownsSource = true;
 
     constructor(
