@@ -2,9 +2,9 @@ import { Agent as HttpAgent } from 'node:http';
 import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../src/client/index.js';
-import type { HttpError } from '../../src/errors/index.js';
-import { socketCount, startHttp, type TestServer } from './helpers.js';
+import { client } from '../../../src/client/index.js';
+import type { HttpError } from '../../../src/errors/index.js';
+import { socketCount, startHttp, type TestServer } from '../helpers.js';
 
 // What this runtime's zlib has: zstd from Node.js 22.15 on.
 const zstd = zlib as { zstdCompressSync?: (data: Buffer) => Buffer };

@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PayloadReplay, streamReplayLimit } from '../../src/client/bodies/payload-replay.js';
-import { client } from '../../src/client/index.js';
-import { isHttpError } from '../../src/errors/index.js';
-import { body, type Echo, refusedUrl, startHttp, type TestServer } from './helpers.js';
+import { PayloadReplay, streamReplayLimit } from '../../../src/client/bodies/payload-replay.js';
+import { client } from '../../../src/client/index.js';
+import { isHttpError } from '../../../src/errors/index.js';
+import { body, type Echo, refusedUrl, startHttp, type TestServer } from '../helpers.js';
 
 let server: TestServer;
 

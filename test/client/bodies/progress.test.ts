@@ -3,9 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, type TransferProgress } from '../../src/client/index.js';
-import type { HttpError } from '../../src/errors/index.js';
-import { body, settle, startHttp, type TestServer } from './helpers.js';
+import { client, type TransferProgress } from '../../../src/client/index.js';
+import type { HttpError } from '../../../src/errors/index.js';
+import { body, settle, startHttp, type TestServer } from '../helpers.js';
 
 // Bytes with no pattern a transfer could shortcut: a SHA-256 chain.
 function bytes(size: number, seed = 'tracewire'): Buffer {

@@ -6,8 +6,8 @@ import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../src/client/index.js';
-import { settle, startHttp, type TestServer, timerCount } from './helpers.js';
+import { client } from '../../../src/client/index.js';
+import { settle, startHttp, type TestServer, timerCount } from '../helpers.js';
 
 const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
 

@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../src/client/index.js';
-import { type HttpError, isHttpError } from '../../src/errors/index.js';
-import { refusedUrl, startHttp, type TestServer } from './helpers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
+import { client } from '../../../src/client/index.js';
+import { type HttpError, isHttpError } from '../../../src/errors/index.js';
+import { refusedUrl, startHttp, type TestServer } from '../helpers.js';
+import { startProxy, type TestProxy } from '../test-proxy.js';
 
 /*
  * Wherever the client makes a new error around another, that one is its `cause` as ES2022 sets it:

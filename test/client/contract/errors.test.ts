@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, type ResponseErrorData } from '../../src/client/index.js';
-import { type HttpError, isHttpError } from '../../src/errors/index.js';
-import { echo, refusedUrl, startHttp, startHttps, type TestServer } from './helpers.js';
+import { client, type ResponseErrorData } from '../../../src/client/index.js';
+import { type HttpError, isHttpError } from '../../../src/errors/index.js';
+import { echo, refusedUrl, startHttp, startHttps, type TestServer } from '../helpers.js';
 
 let server: TestServer;
 let secure: TestServer;

@@ -8,17 +8,17 @@ import {
     isRedirectFailure,
     isRequestFailure,
     isResponseError
-} from '../../src/client/index.js';
-import { errors } from '../../src/index.js';
-import { refusedUrl, startHttp, startHttps, type TestServer } from './helpers.js';
-import { startHttp2 } from './http2/servers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
+} from '../../../src/client/index.js';
+import { errors } from '../../../src/index.js';
+import { refusedUrl, startHttp, startHttps, type TestServer } from '../helpers.js';
+import { startProxy, type TestProxy } from '../test-proxy.js';
+import { startHttp2 } from '../wire/http2/servers.js';
 
 /*
  * The guards of the failures' data (docs/client.md "Failures"), on failures the client really makes
  * against servers on loopback: each failure is narrowed by the guard of its shape and by no other,
  * and the fields the types name hold what the docs say. A value whose fields say something else is
- * not narrowed. The types themselves: test/client/types.test.ts.
+ * not narrowed. The types themselves: test/client/contract/types.test.ts.
  */
 
 let server: TestServer;

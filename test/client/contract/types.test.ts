@@ -19,15 +19,15 @@ import {
     isResponseError,
     type RedirectHop,
     type TimeoutPhase
-} from '../../src/client/index.js';
-import type { ProblemDetails } from '../../src/errors/index.js';
-import { errors } from '../../src/index.js';
+} from '../../../src/client/index.js';
+import type { ProblemDetails } from '../../../src/errors/index.js';
+import { errors } from '../../../src/index.js';
 
 /*
  * The typed uses of the client as the README and docs/client.md show them, without a cast: these
  * assertions are checked by `tsc --noEmit` (the test directory is part of tsconfig.json); what the
- * guards find at run time is test/client/failure-data.test.ts, the HTTP/2 request's members
- * test/client/http2/surface.test.ts.
+ * guards find at run time is test/client/contract/failure-data.test.ts, the HTTP/2 request's members
+ * test/client/wire/http2/surface.test.ts.
  */
 
 interface User {

@@ -1,9 +1,9 @@
 import { ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, type EffectiveOptions } from '../../src/client/index.js';
-import { badRequest } from '../../src/errors/index.js';
-import { body, type Echo, echo, startHttp, type TestServer } from './helpers.js';
+import { client, type EffectiveOptions } from '../../../src/client/index.js';
+import { badRequest } from '../../../src/errors/index.js';
+import { body, type Echo, echo, startHttp, type TestServer } from '../helpers.js';
 
 let server: TestServer;
 let other: TestServer;

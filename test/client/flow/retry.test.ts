@@ -2,13 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { ATTR_HTTP_REQUEST_RESEND_COUNT } from '@opentelemetry/semantic-conventions';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { instrumentClient } from '../../instrumentation/index.js';
-import { streamReplayLimit } from '../../src/client/bodies/payload-replay.js';
-import { fullJitter, parseRetryAfter } from '../../src/client/flow/retry.js';
-import { Client, type ClientEvents, type RequestUri } from '../../src/client/index.js';
-import { isHttpError } from '../../src/errors/index.js';
-import { setupOtel } from '../instrumentation/otel.js';
-import { body, type Echo, refusedUrl, startHttp, type TestServer } from './helpers.js';
+import { instrumentClient } from '../../../instrumentation/index.js';
+import { streamReplayLimit } from '../../../src/client/bodies/payload-replay.js';
+import { fullJitter, parseRetryAfter } from '../../../src/client/flow/retry.js';
+import { Client, type ClientEvents, type RequestUri } from '../../../src/client/index.js';
+import { isHttpError } from '../../../src/errors/index.js';
+import { setupOtel } from '../../instrumentation/otel.js';
+import { body, type Echo, refusedUrl, startHttp, type TestServer } from '../helpers.js';
 
 /**
  * The flaky origin: `/<mode>/<key>?fail=n` fails its first n attempts (counted per key, so every

@@ -3,9 +3,9 @@ import { Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { streamReplayLimit } from '../../src/client/bodies/payload-replay.js';
-import { client } from '../../src/client/index.js';
-import { type Echo, echo, settle, socketCount, startHttp, type TestServer, timerCount } from './helpers.js';
+import { streamReplayLimit } from '../../../src/client/bodies/payload-replay.js';
+import { client } from '../../../src/client/index.js';
+import { type Echo, echo, settle, socketCount, startHttp, type TestServer, timerCount } from '../helpers.js';
 
 let server: TestServer;
 let other: TestServer;

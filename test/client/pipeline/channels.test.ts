@@ -7,9 +7,9 @@ import {
     type PreRequestMessage,
     type RequestMessage,
     type ResponseMessage
-} from '../../src/client/index.js';
-import type { HttpError } from '../../src/errors/index.js';
-import { refusedUrl, settle, startHttp, type TestServer } from './helpers.js';
+} from '../../../src/client/index.js';
+import type { HttpError } from '../../../src/errors/index.js';
+import { refusedUrl, settle, startHttp, type TestServer } from '../helpers.js';
 
 type Seen =
     | { name: 'preRequest'; message: PreRequestMessage }

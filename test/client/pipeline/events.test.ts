@@ -8,9 +8,9 @@ import {
     type EffectiveOptions,
     type RequestUri,
     type ResponseDetails
-} from '../../src/client/index.js';
-import type { HttpError } from '../../src/errors/index.js';
-import { type Echo, echo, refusedUrl, startHttp, type TestServer } from './helpers.js';
+} from '../../../src/client/index.js';
+import type { HttpError } from '../../../src/errors/index.js';
+import { type Echo, echo, refusedUrl, startHttp, type TestServer } from '../helpers.js';
 
 let server: TestServer;
 

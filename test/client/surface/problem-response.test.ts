@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, type ResponseErrorData } from '../../src/client/index.js';
-import { errors } from '../../src/index.js';
-import { expectValidProblem } from '../errors/problem-schema.js';
-import { seeded } from '../seeded.js';
-import { startHttp, type TestServer } from './helpers.js';
+import { client, type ResponseErrorData } from '../../../src/client/index.js';
+import { errors } from '../../../src/index.js';
+import { expectValidProblem } from '../../errors/problem-schema.js';
+import { seeded } from '../../seeded.js';
+import { startHttp, type TestServer } from '../helpers.js';
 
 /*
  * A helper's 4xx/5xx answered as `application/problem+json` carries its document in `data.problem`

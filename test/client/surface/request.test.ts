@@ -6,9 +6,9 @@ import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../src/client/index.js';
-import { cachedDestination } from '../../src/client/wire/destination.js';
-import { type HttpError, isHttpError } from '../../src/errors/index.js';
+import { client } from '../../../src/client/index.js';
+import { cachedDestination } from '../../../src/client/wire/destination.js';
+import { type HttpError, isHttpError } from '../../../src/errors/index.js';
 import {
     body,
     type Echo,
@@ -18,7 +18,7 @@ import {
     startHttps,
     startUnix,
     type TestServer
-} from './helpers.js';
+} from '../helpers.js';
 
 let server: TestServer;
 let secure: TestServer;

@@ -5,11 +5,11 @@ import type { AddressInfo, Server } from 'node:net';
 import { Readable } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { client, type PhaseTimeouts, type Timings } from '../../src/client/index.js';
-import type { HttpError } from '../../src/errors/index.js';
-import { refusedUrl, selfSignedCertificate, socketCount, startHttp, type TestServer, timerCount } from './helpers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
-import { slowLookup, startBlackHole, wait } from './timing-fixtures.js';
+import { client, type PhaseTimeouts, type Timings } from '../../../src/client/index.js';
+import type { HttpError } from '../../../src/errors/index.js';
+import { refusedUrl, selfSignedCertificate, socketCount, startHttp, type TestServer, timerCount } from '../helpers.js';
+import { startProxy, type TestProxy } from '../test-proxy.js';
+import { slowLookup, startBlackHole, wait } from '../timing-fixtures.js';
 
 // The phase under test is bounded by `limit` and made `slow`, far longer, so that only its bound can
 // fire, and long enough that a test ends well before the delay would have. A step expected to succeed

@@ -12,12 +12,12 @@ import {
     type ResponseMessage,
     type TimedResponse,
     type Timings
-} from '../../src/client/index.js';
-import { monotonicAt, timestamp } from '../../src/client/wire/hop-timings.js';
-import type { HttpError } from '../../src/errors/index.js';
-import { refusedUrl, selfSignedCertificate, startHttp, startUnix, type TestServer } from './helpers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
-import { slowLookup, wait } from './timing-fixtures.js';
+} from '../../../src/client/index.js';
+import { monotonicAt, timestamp } from '../../../src/client/wire/hop-timings.js';
+import type { HttpError } from '../../../src/errors/index.js';
+import { refusedUrl, selfSignedCertificate, startHttp, startUnix, type TestServer } from '../helpers.js';
+import { startProxy, type TestProxy } from '../test-proxy.js';
+import { slowLookup, wait } from '../timing-fixtures.js';
 
 // The delays injected, and how far a measure may be from them on a loaded 2-core machine: shorter
 // only by the lag of an event that marks the phase's start (Node announces a socket or the end of an

@@ -1,8 +1,8 @@
 import type { ClientRequest, RequestOptions } from 'node:http';
 import { createRequire } from 'node:module';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../src/client/index.js';
-import { startHttp, startHttps, type TestServer } from './helpers.js';
+import { client } from '../../../../src/client/index.js';
+import { startHttp, startHttps, type TestServer } from '../../helpers.js';
 
 // What msw, nock and APM agents do: replace `request` on the CommonJS exports of `http`/`https`
 // at run time, long after the client was loaded, and without syncing the ES module bindings.

@@ -3,10 +3,10 @@ import { createServer, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '../../src/client/index.js';
-import { isHttpError } from '../../src/errors/index.js';
-import { selfSignedCertificate } from './helpers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
+import { Client } from '../../../../src/client/index.js';
+import { isHttpError } from '../../../../src/errors/index.js';
+import { selfSignedCertificate } from '../../helpers.js';
+import { startProxy, type TestProxy } from '../../test-proxy.js';
 
 /**
  * A private CA behind a proxy: the TLS settings of a custom https agent (its CA, client certificate,

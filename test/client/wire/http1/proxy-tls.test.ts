@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '../../src/client/index.js';
-import { isHttpError } from '../../src/errors/index.js';
-import { type Echo, echo, selfSignedCertificate, startHttp, startHttps, type TestServer } from './helpers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
+import { Client } from '../../../../src/client/index.js';
+import { isHttpError } from '../../../../src/errors/index.js';
+import { type Echo, echo, selfSignedCertificate, startHttp, startHttps, type TestServer } from '../../helpers.js';
+import { startProxy, type TestProxy } from '../../test-proxy.js';
 
 /**
  * An `https://` proxy: the client speaks TLS to the proxy itself, then (for an https origin) TLS
@@ -17,7 +17,7 @@ import { startProxy, type TestProxy } from './test-proxy.js';
  * NODE_EXTRA_CA_CERTS, the way a service behind a corporate proxy trusts its CA.
  */
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
+const repo = fileURLToPath(new URL('../../../..', import.meta.url));
 let origin: TestServer;
 let secureOrigin: TestServer;
 let proxy: TestProxy;

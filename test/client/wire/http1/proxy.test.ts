@@ -3,11 +3,11 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Client, type ClientEvents } from '../../src/client/index.js';
-import { proxyPoolLimit } from '../../src/client/wire/http1/proxy-agents.js';
-import { isHttpError } from '../../src/errors/index.js';
-import { type Echo, echo, startHttp, startHttps, type TestServer } from './helpers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
+import { Client, type ClientEvents } from '../../../../src/client/index.js';
+import { proxyPoolLimit } from '../../../../src/client/wire/http1/proxy-agents.js';
+import { isHttpError } from '../../../../src/errors/index.js';
+import { type Echo, echo, startHttp, startHttps, type TestServer } from '../../helpers.js';
+import { startProxy, type TestProxy } from '../../test-proxy.js';
 
 /** Connections open at the proxies (client side of each, as the proxy sees them). */
 function openSockets(): number {

@@ -4,10 +4,10 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Server } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../src/client/index.js';
-import type { HttpError } from '../../src/errors/index.js';
-import { refusedUrl, socketCount, startHttp, startHttps, type TestServer, timerCount } from './helpers.js';
-import { startProxy, type TestProxy } from './test-proxy.js';
+import { client } from '../../../../src/client/index.js';
+import type { HttpError } from '../../../../src/errors/index.js';
+import { refusedUrl, socketCount, startHttp, startHttps, type TestServer, timerCount } from '../../helpers.js';
+import { startProxy, type TestProxy } from '../../test-proxy.js';
 
 let server: TestServer;
 let tlsServer: TestServer;

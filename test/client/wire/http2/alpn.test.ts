@@ -3,9 +3,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { createServer as createTlsServer } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client } from '../../../src/client/index.js';
-import type { Http2Request } from '../../../src/client/wire/http2/request.js';
-import { selfSignedCertificate } from '../helpers.js';
+import { Client } from '../../../../src/client/index.js';
+import type { Http2Request } from '../../../../src/client/wire/http2/request.js';
+import { selfSignedCertificate } from '../../helpers.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { rejection } from './settling.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Client, client } from '../../../src/client/index.js';
+import { Client, client } from '../../../../src/client/index.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client } from '../../../src/client/index.js';
-import { refusedUrl } from '../helpers.js';
+import { Client } from '../../../../src/client/index.js';
+import { refusedUrl } from '../../helpers.js';
 import { frameType, type RawHttp2Server, startRawHttp2 } from './raw-server.js';
 import { clientSockets, expectReleased, openSockets, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { HopRequest } from '../../../src/client/index.js';
-import type { Http2Request } from '../../../src/client/wire/http2/request.js';
+import type { HopRequest } from '../../../../src/client/index.js';
+import type { Http2Request } from '../../../../src/client/wire/http2/request.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
 
 /**
@@ -36,8 +36,8 @@ afterAll(() => server.close());
 /** The client's modules as a process that never spoke HTTP/2 has them, and its clock. */
 async function freshClient() {
     vi.resetModules();
-    const client = await import('../../../src/client/index.js');
-    const { timestamp } = await import('../../../src/client/wire/hop-timings.js');
+    const client = await import('../../../../src/client/index.js');
+    const { timestamp } = await import('../../../../src/client/wire/hop-timings.js');
     return { ...client, timestamp };
 }
 

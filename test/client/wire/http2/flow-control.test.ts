@@ -1,7 +1,7 @@
 import type * as http2 from 'node:http2';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client } from '../../../src/client/index.js';
+import { Client } from '../../../../src/client/index.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
 import { rejection } from './settling.js';

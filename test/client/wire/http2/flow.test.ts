@@ -1,7 +1,7 @@
 import type * as http2 from 'node:http2';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Client } from '../../../src/client/index.js';
-import { startHttp, type TestServer } from '../helpers.js';
+import { Client } from '../../../../src/client/index.js';
+import { startHttp, type TestServer } from '../../helpers.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, startHttp2, startRelay } from './servers.js';
 import { codeOf, rejection } from './settling.js';
@@ -132,7 +132,9 @@ describe('HTTP/2 flow: retry, deadline, timeouts', () => {
 
     it('times a hop that opens a session with its connect and TLS phases, and one on a live session without them', async () => {
         const first = await api.get(`${server.url}/first`, { timeouts: { connect: 5000, secureConnect: 5000 } });
-        const { timings } = first.res as typeof first.res & { timings: import('../../../src/client/index.js').Timings };
+        const { timings } = first.res as typeof first.res & {
+            timings: import('../../../../src/client/index.js').Timings;
+        };
         expect(timings.connect).toBeDefined();
         expect(timings.secureConnect).toBeDefined();
         expect(timings.phases.tcp).toBeGreaterThanOrEqual(0);

@@ -1,9 +1,9 @@
 import * as http2 from 'node:http2';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client, type RequestUri, type ResendReason } from '../../../src/client/index.js';
-import type { HttpError } from '../../../src/errors/index.js';
-import { seeded } from '../../seeded.js';
+import { Client, type RequestUri, type ResendReason } from '../../../../src/client/index.js';
+import type { HttpError } from '../../../../src/errors/index.js';
+import { seeded } from '../../../seeded.js';
 import { startRawHttp2 } from './raw-server.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';

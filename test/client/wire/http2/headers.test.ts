@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { destinationOf } from '../../../src/client/wire/destination.js';
-import { requestHeaders, responseFields } from '../../../src/client/wire/http2/headers.js';
-import { errorCodeName } from '../../../src/client/wire/http2/stream-failure.js';
+import { destinationOf } from '../../../../src/client/wire/destination.js';
+import { requestHeaders, responseFields } from '../../../../src/client/wire/http2/headers.js';
+import { errorCodeName } from '../../../../src/client/wire/http2/stream-failure.js';
 
 /**
  * The fields of an HTTP/2 exchange made from HTTP/1.1's shape (RFC 9113 8.3), as pure functions:

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client } from '../../../src/client/index.js';
-import { isHttpError } from '../../../src/errors/index.js';
-import { seeded } from '../../seeded.js';
+import { Client } from '../../../../src/client/index.js';
+import { isHttpError } from '../../../../src/errors/index.js';
+import { seeded } from '../../../seeded.js';
 import { frameType, type RawConnection, type RawHttp2Server, startRawHttp2 } from './raw-server.js';
 import { expectReleased, timersBefore } from './released.js';
 import { settled } from './settling.js';

@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http2';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Client, type TransferProgress } from '../../../src/client/index.js';
-import { isHttpError } from '../../../src/errors/index.js';
+import { Client, type TransferProgress } from '../../../../src/client/index.js';
+import { isHttpError } from '../../../../src/errors/index.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
 

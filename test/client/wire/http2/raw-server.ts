@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
-import { selfSignedCertificate } from '../helpers.js';
+import { selfSignedCertificate } from '../../helpers.js';
 
 /**
  * An HTTP/2 server that writes frames by hand (RFC 9113 4, 6), for the faults `node:http2` will not

@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { expect } from 'vitest';
-import type { Agents, Client } from '../../../src/client/index.js';
-import { sessionPoolOf } from '../../../src/client/wire/http2/pool.js';
-import { socketCount, timerCount } from '../helpers.js';
+import type { Agents, Client } from '../../../../src/client/index.js';
+import { sessionPoolOf } from '../../../../src/client/wire/http2/pool.js';
+import { socketCount, timerCount } from '../../helpers.js';
 import type { RawHttp2Server } from './raw-server.js';
 import type { Http2TestServer, Relay } from './servers.js';
 

@@ -1,7 +1,7 @@
 import * as http2 from 'node:http2';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Client, type ResponseDetails } from '../../../src/client/index.js';
+import { Client, type ResponseDetails } from '../../../../src/client/index.js';
 import { type RawConnection, type RawHttp2Server, startRawHttp2 } from './raw-server.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';

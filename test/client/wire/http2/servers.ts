@@ -3,7 +3,7 @@ import * as http2 from 'node:http2';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { selfSignedCertificate } from '../helpers.js';
+import { selfSignedCertificate } from '../../helpers.js';
 
 /**
  * `node:http2` servers on loopback for the HTTP/2 tests (README "HTTP/2"): over TLS with ALPN (the

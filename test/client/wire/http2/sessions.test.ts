@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Client, type Timings } from '../../../src/client/index.js';
-import type { Http2Request } from '../../../src/client/wire/http2/request.js';
+import { Client, type Timings } from '../../../../src/client/index.js';
+import type { Http2Request } from '../../../../src/client/wire/http2/request.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2Handler, type Http2TestServer, type Relay, startHttp2, startRelay } from './servers.js';
 

@@ -1,4 +1,4 @@
-import type { HttpError } from '../../../src/errors/index.js';
+import type { HttpError } from '../../../../src/errors/index.js';
 
 /**
  * The outcome of a promise that must settle, or a test failure naming it as pending after a generous

@@ -1,10 +1,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CLIENT_CHANNELS, Client, type HopRequest } from '../../../src/client/index.js';
-import { Http2Request, isHttp2Request } from '../../../src/client/wire/http2/request.js';
-import { isHttpError } from '../../../src/errors/index.js';
-import { startProxy, type TestProxy } from '../test-proxy.js';
+import { CLIENT_CHANNELS, Client, type HopRequest } from '../../../../src/client/index.js';
+import { Http2Request, isHttp2Request } from '../../../../src/client/wire/http2/request.js';
+import { isHttpError } from '../../../../src/errors/index.js';
+import { startProxy, type TestProxy } from '../../test-proxy.js';
 import { expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
 import { rejection } from './settling.js';
