@@ -29,9 +29,10 @@ beforeAll(async () => {
     proxy = await startProxy('user:pa55', selfSignedCertificate());
     caDir = mkdtempSync(join(tmpdir(), 'tracewire-ca-'));
     writeFileSync(join(caDir, 'ca.pem'), selfSignedCertificate().cert);
-    // The child process loads the built package: `npm test` builds first; alone, build here.
+    // The child process loads the built package: `npm test` builds first; alone, build here (the
+    // JavaScript comes from tsconfig.build-js.json, as `npm run build` makes it).
     if (!existsSync(join(repo, 'dist/src/index.js'))) {
-        execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+        execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build-js.json'], {
             cwd: repo,
             stdio: 'inherit'
         });
