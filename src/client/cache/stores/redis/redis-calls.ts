@@ -1,5 +1,5 @@
-import type { HttpError } from '../../../errors/index.js';
-import { clientFailure } from '../../contract/errors.js';
+import type { HttpError } from '../../../../errors/index.js';
+import { clientFailure } from '../../../contract/errors.js';
 import type { RedisCacheClient } from './redis-client.js';
 
 /** What a `RedisCacheStore` call was doing when it failed. */

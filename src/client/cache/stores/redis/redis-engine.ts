@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { HttpError } from '../../../errors/index.js';
-import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../contract/cache-store.js';
-import { clientFailure } from '../../contract/errors.js';
-import { publishCacheStoreError } from '../../pipeline/channels.js';
-import { LocalTier } from './local-tier.js';
+import type { HttpError } from '../../../../errors/index.js';
+import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../../contract/cache-store.js';
+import { clientFailure } from '../../../contract/errors.js';
+import { publishCacheStoreError } from '../../../pipeline/channels.js';
 import { BoundedCalls, type RedisStoreFailure } from './redis-calls.js';
 import type { RedisCacheClient } from './redis-client.js';
 import { decodeEntry, encodedHead } from './redis-entry.js';
 import { changeNotice, changesChannel, type ResourceKeys, resourceKeys, variantFields } from './redis-keys.js';
+import { LocalTier } from './redis-local-tier.js';
 import { RedisFillLocks } from './redis-locks.js';
 import { ChangeNotices } from './redis-notices.js';
 import { dropVariants, storeVariant } from './redis-scripts.js';
@@ -17,7 +17,7 @@ import type { RedisStoreSettings } from './redis-store-options.js';
  * The workings of a `RedisCacheStore` (redis-store.ts), loaded with the first store made: each lookup
  * is one HGETALL, each change one script (redis-scripts.ts), on keys of one Cluster slot
  * (redis-keys.ts); every call is bounded by `timeout` and fails fast while the server is out of reach
- * (redis-calls.ts); the local tier is kept current by the change notices (local-tier.ts).
+ * (redis-calls.ts); the local tier is kept current by the change notices (redis-local-tier.ts).
  */
 export class RedisStoreEngine implements CacheStore, FillLocks {
     readonly keyPrefix: string;

@@ -1,4 +1,4 @@
-import type { CachedResponse } from '../../contract/cache-store.js';
+import type { CachedResponse } from '../../../contract/cache-store.js';
 
 /**
  * A stored response as a `RedisCacheStore` keeps it in one hash field: a layout byte, the length of

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CachedResponse } from '../../contract/cache-store.js';
-import { varyText } from '../vary.js';
+import type { CachedResponse } from '../../../contract/cache-store.js';
+import { varyText } from '../../vary.js';
 
 /**
  * Where a `RedisCacheStore` keeps what it keeps (docs/cache.md "Running as a fleet", the key layout).

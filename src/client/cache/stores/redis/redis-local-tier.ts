@@ -1,5 +1,5 @@
-import type { CachedResponse } from '../../contract/cache-store.js';
-import { MemoryCacheStore } from './memory-store.js';
+import type { CachedResponse } from '../../../contract/cache-store.js';
+import { MemoryCacheStore } from '../memory-store.js';
 import { everything } from './redis-keys.js';
 import type { ChangeNotices } from './redis-notices.js';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FillLock, FillLocks, FillWait } from '../../contract/cache-store.js';
+import type { FillLock, FillLocks, FillWait } from '../../../contract/cache-store.js';
 import type { BoundedCalls } from './redis-calls.js';
 import type { RedisCacheClient } from './redis-client.js';
 import { everything, type ResourceKeys } from './redis-keys.js';

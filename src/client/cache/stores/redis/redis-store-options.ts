@@ -1,6 +1,6 @@
-import type { HttpError } from '../../../errors/index.js';
-import { invalidOption } from '../../contract/errors.js';
-import { isCount } from '../../options/values.js';
+import type { HttpError } from '../../../../errors/index.js';
+import { invalidOption } from '../../../contract/errors.js';
+import { isCount } from '../../../options/values.js';
 import type { RedisStoreFailure } from './redis-calls.js';
 import { isRedisCacheClient, type RedisCacheClient } from './redis-client.js';
 

@@ -1,4 +1,4 @@
-import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../contract/cache-store.js';
+import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../../contract/cache-store.js';
 import type { RedisStoreEngine } from './redis-engine.js';
 import {
     checkRedisStoreOptions,
