@@ -1,6 +1,7 @@
 // The shape of the source tree, checked (docs/architecture.md): every import runs one way between the
 // client's folders, as each folder's README.md allows ("May import:"); no module imports another in a
-// cycle, type-only imports included; no source file over 500 lines, no class over 300.
+// cycle, type-only imports included; no source file over 500 lines, no class over 300; every source
+// file named in its folder's README.md, so the map of the tree keeps up with the tree.
 // `node scripts/check-architecture.mjs` prints the problems and fails; test/common/architecture.test.ts runs it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -90,6 +91,40 @@ function clientFolderRules(root, problems) {
     return rules;
 }
 
+/**
+ * The source files no README.md names: each folder's README.md names every `.ts` file of the folder
+ * itself, as a whole name (`hop.ts`, not the end of `wire/hop.ts` or of `load-hop.ts`).
+ */
+function unnamedFiles(root, files) {
+    const problems = [];
+    const byFolder = new Map();
+    for (const file of files) {
+        const folder = dirname(file);
+        byFolder.set(folder, [...(byFolder.get(folder) ?? []), file]);
+    }
+
+    for (const [folder, inFolder] of byFolder) {
+        const where = relative(root, folder);
+        let readme;
+        try {
+            readme = readFileSync(join(folder, 'README.md'), 'utf8');
+        } catch {
+            problems.push(`${where}/ has no README.md naming its files`);
+            continue;
+        }
+
+        for (const file of inFolder) {
+            const name = file.slice(folder.length + 1);
+            const escaped = name.replace(/[.*+?^$()|[\]{}\\]/g, '\\$&');
+            if (!new RegExp(`(?<![\\w./-])${escaped}(?![\\w-])`).test(readme)) {
+                problems.push(`${where}/${name} is not named in ${where}/README.md`);
+            }
+        }
+    }
+
+    return problems;
+}
+
 /** Strongly connected components of more than one module, or a module importing itself (Tarjan). */
 function cyclesOf(graph) {
     let index = 0;
@@ -162,6 +197,7 @@ export function architectureProblems(root) {
     const graph = new Map();
     const files = [...modulesUnder(join(root, 'src')), ...modulesUnder(join(root, 'instrumentation'))];
     const clientRules = clientFolderRules(root, problems);
+    problems.push(...unnamedFiles(root, files));
     for (const file of files) {
         const path = relative(root, file);
         const text = readFileSync(file, 'utf8');
@@ -227,6 +263,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     if (problems.length > 0) {
         process.exitCode = 1;
     } else {
-        console.log('architecture: imports one way, no cycle, no long file or class');
+        console.log('architecture: imports one way, no cycle, no long file or class, every file named in its README');
     }
 }

@@ -13,7 +13,7 @@ export {
     RedisCacheStore,
     type RedisCacheStoreOptions,
     type RedisStoreFailure
-} from './cache/stores/redis-store.js';
+} from './cache/stores/redis/redis-store.js';
 export { SqliteCacheStore, type SqliteCacheStoreOptions } from './cache/stores/sqlite-store.js';
 export type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from './contract/cache-store.js';
 export {

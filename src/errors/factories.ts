@@ -32,46 +32,45 @@ function create<Data>(
     return buildHttpError(statusCode, assertMessage(message), data, ctor, options);
 }
 
+/** The factory of a 4xx status: it passes itself as the `ctor` that crops the stack at its caller. */
+function clientErrorFactory(statusCode: number): HttpErrorFactory {
+    const factory: HttpErrorFactory = (message, data, options) => create(statusCode, message, data, factory, options);
+    return factory;
+}
+
+/** The factory of a 5xx status, as `clientErrorFactory` (a failure given as `data` becomes the error). */
+function serverErrorFactory(statusCode: number): HttpErrorFactory {
+    const factory: HttpErrorFactory = (message, data, options) =>
+        serverError(message, data, statusCode, factory, options);
+    return factory;
+}
+
 // 4xx
 
-export const badRequest: HttpErrorFactory = (message, data, options) => create(400, message, data, badRequest, options);
-export const paymentRequired: HttpErrorFactory = (message, data, options) =>
-    create(402, message, data, paymentRequired, options);
-export const forbidden: HttpErrorFactory = (message, data, options) => create(403, message, data, forbidden, options);
-export const notFound: HttpErrorFactory = (message, data, options) => create(404, message, data, notFound, options);
-export const notAcceptable: HttpErrorFactory = (message, data, options) =>
-    create(406, message, data, notAcceptable, options);
-export const proxyAuthRequired: HttpErrorFactory = (message, data, options) =>
-    create(407, message, data, proxyAuthRequired, options);
-export const clientTimeout: HttpErrorFactory = (message, data, options) =>
-    create(408, message, data, clientTimeout, options);
-export const conflict: HttpErrorFactory = (message, data, options) => create(409, message, data, conflict, options);
-export const resourceGone: HttpErrorFactory = (message, data, options) =>
-    create(410, message, data, resourceGone, options);
-export const lengthRequired: HttpErrorFactory = (message, data, options) =>
-    create(411, message, data, lengthRequired, options);
-export const preconditionFailed: HttpErrorFactory = (message, data, options) =>
-    create(412, message, data, preconditionFailed, options);
-export const entityTooLarge: HttpErrorFactory = (message, data, options) =>
-    create(413, message, data, entityTooLarge, options);
-export const uriTooLong: HttpErrorFactory = (message, data, options) => create(414, message, data, uriTooLong, options);
-export const unsupportedMediaType: HttpErrorFactory = (message, data, options) =>
-    create(415, message, data, unsupportedMediaType, options);
-export const rangeNotSatisfiable: HttpErrorFactory = (message, data, options) =>
-    create(416, message, data, rangeNotSatisfiable, options);
-export const expectationFailed: HttpErrorFactory = (message, data, options) =>
-    create(417, message, data, expectationFailed, options);
-export const teapot: HttpErrorFactory = (message, data, options) => create(418, message, data, teapot, options);
-export const badData: HttpErrorFactory = (message, data, options) => create(422, message, data, badData, options);
-export const locked: HttpErrorFactory = (message, data, options) => create(423, message, data, locked, options);
-export const failedDependency: HttpErrorFactory = (message, data, options) =>
-    create(424, message, data, failedDependency, options);
-export const tooEarly: HttpErrorFactory = (message, data, options) => create(425, message, data, tooEarly, options);
-export const preconditionRequired: HttpErrorFactory = (message, data, options) =>
-    create(428, message, data, preconditionRequired, options);
-export const tooManyRequests: HttpErrorFactory = (message, data, options) =>
-    create(429, message, data, tooManyRequests, options);
-export const illegal: HttpErrorFactory = (message, data, options) => create(451, message, data, illegal, options);
+export const badRequest: HttpErrorFactory = clientErrorFactory(400);
+export const paymentRequired: HttpErrorFactory = clientErrorFactory(402);
+export const forbidden: HttpErrorFactory = clientErrorFactory(403);
+export const notFound: HttpErrorFactory = clientErrorFactory(404);
+export const notAcceptable: HttpErrorFactory = clientErrorFactory(406);
+export const proxyAuthRequired: HttpErrorFactory = clientErrorFactory(407);
+export const clientTimeout: HttpErrorFactory = clientErrorFactory(408);
+export const conflict: HttpErrorFactory = clientErrorFactory(409);
+export const resourceGone: HttpErrorFactory = clientErrorFactory(410);
+export const lengthRequired: HttpErrorFactory = clientErrorFactory(411);
+export const preconditionFailed: HttpErrorFactory = clientErrorFactory(412);
+export const entityTooLarge: HttpErrorFactory = clientErrorFactory(413);
+export const uriTooLong: HttpErrorFactory = clientErrorFactory(414);
+export const unsupportedMediaType: HttpErrorFactory = clientErrorFactory(415);
+export const rangeNotSatisfiable: HttpErrorFactory = clientErrorFactory(416);
+export const expectationFailed: HttpErrorFactory = clientErrorFactory(417);
+export const teapot: HttpErrorFactory = clientErrorFactory(418);
+export const badData: HttpErrorFactory = clientErrorFactory(422);
+export const locked: HttpErrorFactory = clientErrorFactory(423);
+export const failedDependency: HttpErrorFactory = clientErrorFactory(424);
+export const tooEarly: HttpErrorFactory = clientErrorFactory(425);
+export const preconditionRequired: HttpErrorFactory = clientErrorFactory(428);
+export const tooManyRequests: HttpErrorFactory = clientErrorFactory(429);
+export const illegal: HttpErrorFactory = clientErrorFactory(451);
 
 /** 405 with the `Allow` header set from `allow` (a method or a list of methods). */
 export function methodNotAllowed<Data = null>(
@@ -110,14 +109,10 @@ export const badImplementation: HttpErrorFactory = (message, data, options) => {
     error.isDeveloperError = true;
     return error;
 };
-export const notImplemented: HttpErrorFactory = (message, data, options) =>
-    serverError(message, data, 501, notImplemented, options);
-export const badGateway: HttpErrorFactory = (message, data, options) =>
-    serverError(message, data, 502, badGateway, options);
-export const serverUnavailable: HttpErrorFactory = (message, data, options) =>
-    serverError(message, data, 503, serverUnavailable, options);
-export const gatewayTimeout: HttpErrorFactory = (message, data, options) =>
-    serverError(message, data, 504, gatewayTimeout, options);
+export const notImplemented: HttpErrorFactory = serverErrorFactory(501);
+export const badGateway: HttpErrorFactory = serverErrorFactory(502);
+export const serverUnavailable: HttpErrorFactory = serverErrorFactory(503);
+export const gatewayTimeout: HttpErrorFactory = serverErrorFactory(504);
 
 function serverError<Data>(
     message: string | Error | null | undefined,

@@ -36,7 +36,7 @@ export {
 export { HttpError, isHttpError, toHttpError } from './http-error.js';
 export { type ProblemContext, toProblem } from './problem-document.js';
 export { problemDetails } from './problem-plugin.js';
-export { problemReadLimits, readProblem } from './read-problem.js';
+export { problemReadLimits, readProblem } from './problem-reader.js';
 export { type HttpErrorSpanAttributes, toSpanAttributes } from './span-attributes.js';
 export type {
     HttpErrorFactoryOptions,

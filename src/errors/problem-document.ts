@@ -1,6 +1,7 @@
 import { describe } from './describe.js';
 import { isHttpError } from './http-error.js';
-import { defineMember, problemFieldsOf, standardMembers } from './problem-fields.js';
+import { problemFieldsOf } from './problem-fields.js';
+import { defineMember, isUnsafeMember, standardMembers } from './problem-members.js';
 import { reasonPhrase } from './status-texts.js';
 import type { HttpErrorPayload, ProblemDetails } from './types.js';
 import { isAbsoluteUri, isUriReference } from './uri-reference.js';
@@ -123,12 +124,9 @@ function publicMessage(statusCode: number, payload: HttpErrorPayload): string | 
     return typeof message === 'string' && message !== '' && message !== error ? message : undefined;
 }
 
-/**
- * An extension member never replaces one of RFC 9457's own, and is never named `__proto__`: a client
- * that merges the document into an object of its own would take it for that object's prototype.
- */
+/** An extension member never replaces one of RFC 9457's own, and never takes an unsafe name (`problem-members.ts`). */
 function addExtension(document: ProblemDetails, name: string, value: unknown): void {
-    if (!standardMembers.has(name) && name !== '__proto__' && value !== undefined) {
+    if (!standardMembers.has(name) && !isUnsafeMember(name) && value !== undefined) {
         defineMember(document, name, value);
     }
 }

@@ -1,4 +1,5 @@
 import { describe } from './describe.js';
+import { isUnsafeMember, standardMembers } from './problem-members.js';
 import type { HttpErrorFactoryOptions, ProblemFields } from './types.js';
 import { isUriReference } from './uri-reference.js';
 
@@ -9,17 +10,6 @@ export interface CheckedProblemFields {
     readonly detail?: string;
     readonly instance?: string;
     readonly extensions?: Readonly<Record<string, unknown>>;
-}
-
-/** The members of RFC 9457 itself (section 3.1): an extension member cannot take their names. */
-export const standardMembers: ReadonlySet<string> = new Set(['type', 'title', 'status', 'detail', 'instance']);
-
-/**
- * Sets a member of a document or of a copied value by definition, not assignment, so that a name
- * such as `__proto__` stays a name and never changes the object's prototype.
- */
-export function defineMember(target: object, name: string, value: unknown): void {
-    Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** Where an error keeps its problem fields: a symbol key stays out of its keys and its JSON. */
@@ -121,9 +111,10 @@ function checkExtensions(extensions: unknown): Readonly<Record<string, unknown>>
             );
         }
 
-        // A client that merges the document into an object of its own would take this key for its prototype.
-        if (name === '__proto__') {
-            throw new TypeError('HttpError option extensions cannot hold a member named __proto__');
+        if (isUnsafeMember(name)) {
+            throw new TypeError(
+                `HttpError option extensions cannot hold a member named ${name}: a client that merges the document into an object of its own would change that object's prototype through it`
+            );
         }
 
         assertJsonValue(members[name], `extensions.${name}`, 1);

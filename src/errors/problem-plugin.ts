@@ -1,12 +1,23 @@
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { HapiPlugin } from '../common/hapi-plugin.js';
 import { type MediaType, ranksAbove } from '../common/media-range.js';
-import { PROBLEM_DETAILS_PLUGIN, type SentProblem } from '../common/problem-details-plugin.js';
 import { describe } from './describe.js';
 import { type HttpError, isHttpError } from './http-error.js';
 import { buildProblem, checkTypeBase } from './problem-document.js';
+import { problemJsonRange, problemJsonType } from './problem-media-type.js';
 import type { HttpErrorHeaders, HttpErrorPayload, ProblemDetails, ProblemDetailsOptions } from './types.js';
 import { encodePath, isUriReference } from './uri-reference.js';
+
+/**
+ * The plugin's name, which is also where it notes the problem document it sent for a request
+ * (`request.plugins[PROBLEM_DETAILS_PLUGIN]`), for the tracing plugin (`span-attributes.ts`).
+ */
+export const PROBLEM_DETAILS_PLUGIN = 'tracewire-problem-details';
+
+/** What the plugin notes of the problem document it sent: the `type` both sides of a trace can name. */
+export interface SentProblem {
+    readonly type: string;
+}
 
 /**
  * The problem-details plugin for hapi (docs/problem-details.md): every error response (an
@@ -29,7 +40,6 @@ interface Settings {
     instanceFromPath: boolean;
 }
 
-const problemJson: MediaType = { type: 'application', subtype: 'problem+json' };
 const classicJson: MediaType = { type: 'application', subtype: 'json' };
 
 /** The options are checked when the plugin is registered: a mistake is a TypeError naming the option. */
@@ -85,7 +95,7 @@ function answerError(request: Request, h: ResponseToolkit, settings: Settings): 
     // `application/json, application/problem+json` (docs/problem-details.md, "Which clients get a problem document").
     if (
         settings.negotiate &&
-        !ranksAbove(typeof accept === 'string' ? accept : undefined, problemJson, classicJson, 'named')
+        !ranksAbove(typeof accept === 'string' ? accept : undefined, problemJsonRange, classicJson, 'named')
     ) {
         // The classic payload as it is; the headers say the answer depended on `accept`.
         replaceError(request, withOutput(error, payload, varyOnAccept({ ...headers })));
@@ -98,7 +108,7 @@ function answerError(request: Request, h: ResponseToolkit, settings: Settings): 
     (request.plugins as { [PROBLEM_DETAILS_PLUGIN]?: SentProblem })[PROBLEM_DETAILS_PLUGIN] = sent;
 
     const problemHeaders = withoutHeader({ ...headers }, 'content-type');
-    problemHeaders['content-type'] = 'application/problem+json';
+    problemHeaders['content-type'] = problemJsonType;
     replaceError(
         request,
         withOutput(error, document, settings.negotiate ? varyOnAccept(problemHeaders) : problemHeaders)

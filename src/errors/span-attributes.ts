@@ -1,7 +1,7 @@
 import type { HapiRequest } from '../common/hapi-plugin.js';
-import { PROBLEM_DETAILS_PLUGIN } from '../common/problem-details-plugin.js';
 import { isHttpError } from './http-error.js';
 import { ownValue } from './own-value.js';
+import { PROBLEM_DETAILS_PLUGIN } from './problem-plugin.js';
 
 /**
  * The attribute names of the OpenTelemetry HTTP semantic conventions this module sets. The core may

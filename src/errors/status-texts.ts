@@ -45,44 +45,21 @@ export function statusText(statusCode: number): string {
 }
 
 /**
- * The reason phrases of the IANA HTTP status code registry (RFC 9110 and the RFCs that added
- * codes), for the `title` of a problem document of type `about:blank`, which RFC 9457 (section
- * 4.2.1) wants to be that phrase. They differ from the `error` texts above where hapi-world
- * clients keep older wording (408, 413, 414, 416, 422, 504).
+ * The reason phrases of the IANA HTTP status code registry (RFC 9110 and the RFCs that added codes)
+ * that are not the `error` text above, for the `title` of a problem document of type `about:blank`,
+ * which RFC 9457 (section 4.2.1) wants to be that phrase: the statuses where hapi-world clients keep
+ * older wording (408, 413, 414, 416, 422, 504), and the registered ones no factory makes. Every
+ * other registered phrase is its `error` text.
  */
-const reasonPhrases: Record<number, string> = {
-    400: 'Bad Request',
-    401: 'Unauthorized',
-    402: 'Payment Required',
-    403: 'Forbidden',
-    404: 'Not Found',
-    405: 'Method Not Allowed',
-    406: 'Not Acceptable',
-    407: 'Proxy Authentication Required',
+const registeredPhrases: Record<number, string> = {
     408: 'Request Timeout',
-    409: 'Conflict',
-    410: 'Gone',
-    411: 'Length Required',
-    412: 'Precondition Failed',
     413: 'Content Too Large',
     414: 'URI Too Long',
-    415: 'Unsupported Media Type',
     416: 'Range Not Satisfiable',
-    417: 'Expectation Failed',
     421: 'Misdirected Request',
     422: 'Unprocessable Content',
-    423: 'Locked',
-    424: 'Failed Dependency',
-    425: 'Too Early',
     426: 'Upgrade Required',
-    428: 'Precondition Required',
-    429: 'Too Many Requests',
     431: 'Request Header Fields Too Large',
-    451: 'Unavailable For Legal Reasons',
-    500: 'Internal Server Error',
-    501: 'Not Implemented',
-    502: 'Bad Gateway',
-    503: 'Service Unavailable',
     504: 'Gateway Timeout',
     505: 'HTTP Version Not Supported',
     506: 'Variant Also Negotiates',
@@ -94,5 +71,5 @@ const reasonPhrases: Record<number, string> = {
 
 /** The registered reason phrase of a status; a status the registry leaves without one (418) gets its `error` text. */
 export function reasonPhrase(statusCode: number): string {
-    return reasonPhrases[statusCode] ?? statusText(statusCode);
+    return registeredPhrases[statusCode] ?? statusText(statusCode);
 }

@@ -39,7 +39,7 @@ export interface ProblemFields {
     instance?: string | null | undefined;
     /**
      * Extension members, public by being given here (`data` never is): JSON values, under any name
-     * but the five members of RFC 9457 and `__proto__`.
+     * but the five members of RFC 9457, `__proto__`, `constructor` and `prototype`.
      */
     extensions?: Record<string, unknown> | null | undefined;
 }

@@ -28,15 +28,17 @@ function withTree(files: Record<string, string>, check: (root: string) => void):
  * reads it (each client folder's README.md says what it may import).
  */
 describe('the shape of the source tree', () => {
-    it('imports run one way between the client folders, no module is in a cycle, no file or class is too long', () => {
+    it('imports run one way between the client folders, no module is in a cycle, no file or class is too long, every file is named in its README', () => {
         expect(architectureProblems(repo)).toEqual([]);
     });
 
     it('would name a folder importing one above it, a cycle of type-only imports and a part importing another it may not', () => {
         withTree(
             {
-                'src/client/top/README.md': 'Owns the top.\n\nMay import: bottom.\n',
-                'src/client/bottom/README.md': 'Owns the bottom.\n\nMay import: nothing.\n',
+                'src/client/top/README.md': 'Owns the top: `a.ts`, `types.ts`.\n\nMay import: bottom.\n',
+                'src/client/bottom/README.md': 'Owns the bottom: `b.ts`.\n\nMay import: nothing.\n',
+                'src/errors/README.md': '- `e.ts`: an error.\n',
+                'instrumentation/README.md': '- `x.ts`, `y.ts`: a cycle.\n',
                 'src/client/top/a.ts': "import { b } from '../bottom/b.js';\nexport const a = b;\n",
                 'src/client/bottom/b.ts': "import type { A } from '../top/types.js';\nexport const b: A = 1;\n",
                 'src/client/top/types.ts': 'export type A = number;\n',
@@ -49,6 +51,32 @@ describe('the shape of the source tree', () => {
                     'import cycle: instrumentation/x.ts <-> instrumentation/y.ts',
                     'src/client/bottom/b.ts imports src/client/top/types.ts: src/client/bottom/README.md does not allow top',
                     'src/errors/e.ts imports src/client/top/a.ts: src/errors may not import src/client'
+                ]);
+            }
+        );
+    });
+
+    it("would name a source file its folder's README.md does not name, and a folder of sources without a README.md", () => {
+        withTree(
+            {
+                'src/client/wire/README.md':
+                    '# wire\n\n- `hop.ts`: one attempt.\n- `http2/session.ts` is named from here, not in its folder.\n\nMay import: nothing.\n',
+                'src/client/wire/hop.ts': 'export const hop = 1;\n',
+                // Named only as part of longer names: `load-hop.ts`, `wire/hop-timings.ts`.
+                'src/client/wire/load-hop.ts': 'export const loadHop = 1;\n',
+                'src/client/wire/hop-timings.ts': 'export const timings = 1;\n',
+                'src/client/wire/http2/session.ts': 'export const session = 1;\n',
+                'src/common/README.md': 'The floor: `node-modules.ts`, `safe-methods.ts`.\n',
+                'src/common/safe-methods.ts': 'export const safe = 1;\n',
+                'instrumentation/index.ts': 'export {};\n',
+                'src/common/sub/README.md': 'Nothing named.\n'
+            },
+            (root) => {
+                expect(architectureProblems(root)).toEqual([
+                    'instrumentation/ has no README.md naming its files',
+                    'src/client/wire/hop-timings.ts is not named in src/client/wire/README.md',
+                    'src/client/wire/http2/ has no README.md naming its files',
+                    'src/client/wire/load-hop.ts is not named in src/client/wire/README.md'
                 ]);
             }
         );

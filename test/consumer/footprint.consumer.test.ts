@@ -60,7 +60,7 @@ describe('install footprint (README, "Install footprint")', () => {
     // measured apart as the proxy support is: the HTTP/2 transport and RedisCacheStore, with their declarations.
     const optIn = (packageDir: string) =>
         bytesUnder(join(packageDir, 'dist', 'src', 'client', 'wire', 'http2')) +
-        bytesUnder(join(packageDir, 'dist', 'src', 'client', 'cache', 'stores'), /^(redis-|local-tier)/);
+        bytesUnder(join(packageDir, 'dist', 'src', 'client', 'cache', 'stores', 'redis'));
 
     it('`npm i tracewire` installs no OpenTelemetry package; without its proxy support, HTTP/2 transport and Redis store it weighs within 10% of @hapi/wreck + boom + inert', () => {
         const alone = footprint(scratchProject('tracewire-alone'));

@@ -127,13 +127,18 @@ describe('toProblem(): the mapping of an error to its problem document', () => {
         });
     });
 
-    it('never carries a member named __proto__, which would change the prototype of a client that merges the document', () => {
+    it('never carries a member named __proto__, constructor or prototype, which would change the prototype of a client that merges the document', () => {
         const error = errors.badRequest('x');
-        Object.defineProperty(error.output.payload, '__proto__', { value: { polluted: true }, enumerable: true });
-        expect(Object.keys(error.output.payload)).toContain('__proto__');
+        for (const name of ['__proto__', 'constructor', 'prototype']) {
+            Object.defineProperty(error.output.payload, name, { value: { polluted: true }, enumerable: true });
+        }
+
+        expect(Object.keys(error.output.payload)).toEqual(
+            expect.arrayContaining(['__proto__', 'constructor', 'prototype'])
+        );
         const document = problemOf(error);
         expect(Object.getPrototypeOf(document)).toBe(Object.prototype);
-        expect(Object.hasOwn(document, '__proto__')).toBe(false);
+        expect(Object.keys(document)).toEqual(['type', 'title', 'status', 'detail']);
         expect(JSON.stringify(document)).not.toContain('polluted');
     });
 

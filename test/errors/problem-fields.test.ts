@@ -129,6 +129,12 @@ describe('factories given problem fields', () => {
                 /__proto__/
             ],
             [
+                'an extension named constructor, which a deep merge follows to a prototype',
+                { extensions: { constructor: { prototype: { polluted: true } } } },
+                /cannot hold a member named constructor/
+            ],
+            ['an extension named prototype', { extensions: { prototype: { polluted: true } } }, /named prototype/],
+            [
                 'a BigInt extension',
                 { extensions: { big: 10n } },
                 /extensions\.big is bigint 10, which JSON cannot carry/

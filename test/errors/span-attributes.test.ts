@@ -2,7 +2,7 @@ import Boom from '@hapi/boom';
 import Hapi from '@hapi/hapi';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_DETAILS_PLUGIN } from '../../src/common/problem-details-plugin.js';
+import { PROBLEM_DETAILS_PLUGIN } from '../../src/errors/problem-plugin.js';
 import {
     ATTR_PROBLEM_TYPE,
     ATTR_ERROR_TYPE as OUR_ERROR_TYPE,

@@ -4,7 +4,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { METRIC_HTTP_CLIENT_REQUEST_DURATION } from '@opentelemetry/semantic-conventions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_TRACEWIRE_CACHE, ATTR_TRACEWIRE_CACHE_STORED, instrumentClient } from '../../instrumentation/index.js';
-import { RedisCacheStore } from '../../src/client/cache/stores/redis-store.js';
+import { RedisCacheStore } from '../../src/client/cache/stores/redis/redis-store.js';
 import { Client } from '../../src/client/surface/client.js';
 import { clientKinds, eventually } from '../client/cache/redis-clients.js';
 import { type RedisServer, startRedis } from '../integration/servers.js';

@@ -31,15 +31,15 @@ import {
     METRIC_HTTP_CLIENT_OPEN_CONNECTIONS
 } from '../../instrumentation/semconv.js';
 import { Client, type Http2Options } from '../../src/client/index.js';
-import { expectReleased, timersBefore } from '../client/http2/released.js';
+import { expectReleased, timersBefore } from '../client/wire/http2/released.js';
 import {
     type Http2Handler,
     type Http2TestServer,
     type Relay,
     startHttp2,
     startRelay
-} from '../client/http2/servers.js';
-import { rejection } from '../client/http2/settling.js';
+} from '../client/wire/http2/servers.js';
+import { rejection } from '../client/wire/http2/settling.js';
 import { setupOtel } from './otel.js';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '../../src/client/index.js';
 import { selfSignedCertificate } from '../client/helpers.js';
-import { expectReleased, timersBefore } from '../client/http2/released.js';
+import { expectReleased, timersBefore } from '../client/wire/http2/released.js';
 import { type NginxHttp2, startNginxHttp2 } from './servers.js';
 
 /**

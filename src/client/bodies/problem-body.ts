@@ -1,5 +1,6 @@
 import type { ProblemDetails } from '../../errors/index.js';
-import { isProblemJson, problemReadLimits, readProblem } from '../../errors/read-problem.js';
+import { isProblemJson, problemJsonType } from '../../errors/problem-media-type.js';
+import { problemReadLimits, readProblem } from '../../errors/problem-reader.js';
 import type { ReadOptions } from '../contract/types.js';
 
 /**
@@ -20,12 +21,12 @@ export function jsonAcceptFor(json: ReadOptions['json']): string | undefined {
     return json === 'strict' ? strictJsonAccept : jsonAccept;
 }
 
-const strictJsonAccept = 'application/json, application/problem+json';
-const jsonAccept = 'application/json, application/problem+json, */*;q=0.8';
+const strictJsonAccept = `application/json, ${problemJsonType}`;
+const jsonAccept = `${strictJsonAccept}, */*;q=0.8`;
 
 /**
  * The problem document (RFC 9457) of an error response the helpers reject, or undefined
- * (docs/problem-details.md, "The client: `data.problem`"): only for an `application/problem+json`
+ * (docs/problem-details.md, "The client: `data.problem`"): only for a `problemJsonType`
  * body of at most `problemReadLimits.bodyBytes` (decoded), read by `readProblem()`. `payload` is
  * what the reader gave: the value `json` parsed, which is reused, or the raw Buffer, of which a
  * string copy is parsed here, so `data.payload` stays what it was. Never throws: a document that

@@ -2,7 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 /**
  * Header fields read from a raw list (name, value, name, value...), the form a stored response keeps
- * them in (store.ts): every line of a field, in order, names compared case-insensitively.
+ * them in (`CachedResponse.rawHeaders`, contract/cache-store.ts): every line of a field, in order,
+ * names compared case-insensitively.
  */
 export function fieldLines(rawHeaders: readonly string[], name: string): string[] {
     const lines: string[] = [];

@@ -1,6 +1,6 @@
 /*
  * The last thing a hop's observers learn: the HttpError a per-method helper makes of a 4xx/5xx
- * response once it has read the body (surface/helper-read.ts). The body ends before that error
+ * response once it has read the body (surface/helper-outcome.ts). The body ends before that error
  * exists, so an observer that closes its record at the body's end — the instrumentation's span —
  * would never see what only the error knows, the problem document of an `application/problem+json`
  * answer. The helper marks the response as it starts reading it and says when the error is made; the

@@ -25,7 +25,7 @@ import {
 import { createEmitter } from '../pipeline/emitter.js';
 import { assertAgents, createAgents } from '../wire/http1/agents.js';
 import { type CacheControl, parseCacheControl } from './cache-control.js';
-import { ReadForHelper } from './helper-read.js';
+import { HelperFinisher } from './helper-finisher.js';
 
 /** The emitter of a client made with `defaults({ events: true })`; see `ClientEvents` for the contract. */
 export type ClientEmitter = EventEmitter<ClientEvents>;
@@ -146,14 +146,14 @@ export class Client {
      * Request, read, then throw for a 4xx/5xx status with the response in `data` (`ResponseErrorData`). An
      * error status wins over a body that `json` cannot parse (its raw Buffer is then `data.payload`),
      * and a failed read carries the response as `data.res`. The request's flow reads the response
-     * itself (helper-read.ts): one promise per call.
+     * itself (helper-finisher.ts, into helper-outcome.ts): one promise per call.
      */
     #send<T>(
         method: string,
         uri: string | URL,
         options: RequestAndReadOptions | undefined
     ): Promise<ResponseWithPayload<T>> {
-        const flow = new RequestFlow(this, new ReadForHelper(this.#defaults, options));
+        const flow = new RequestFlow(this, new HelperFinisher(this.#defaults, options));
         flow.begin(method, uri, options, this.#defaults);
         return flow.promise as unknown as Promise<ResponseWithPayload<T>>;
     }

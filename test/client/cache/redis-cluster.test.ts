@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis/redis-store.js';
 import { type RedisCluster, startRedisCluster } from '../../integration/servers.js';
 import { type AppCluster, clientKinds, clusterSlot, eventually } from './redis-clients.js';
 import { cachedResponse, describeCacheStore } from './store-contract.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resourceKeys } from '../../../src/client/cache/stores/redis-keys.js';
+import { resourceKeys } from '../../../src/client/cache/stores/redis/redis-keys.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { fresh, type GatedOrigin, received, startGatedOrigin, uncacheable } from './gated-origin.js';
 import { type AppClient, clientKinds, eventually } from './redis-clients.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis/redis-store.js';
 import type { FillLock } from '../../../src/client/contract/cache-store.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';

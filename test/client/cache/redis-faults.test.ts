@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { RedisStoreFailure } from '../../../src/client/cache/stores/redis-calls.js';
-import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import type { RedisStoreFailure } from '../../../src/client/cache/stores/redis/redis-calls.js';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis/redis-store.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { clientKinds, eventually } from './redis-clients.js';
@@ -158,7 +158,7 @@ for (const kind of clientKinds) {
 
         it('a client still connecting: the calls made meanwhile wait for it and are sent once it is ready, the fill lock taken', async () => {
             // Loaded first, as in a service that has taken traffic: the calls below are made before the client connects.
-            await import('../../../src/client/cache/stores/redis-engine.js');
+            await import('../../../src/client/cache/stores/redis/redis-engine.js');
             for (let round = 0; round < 3; round++) {
                 const client = kind.create(redis.port);
                 const failures: RedisStoreFailure[] = [];
@@ -189,7 +189,7 @@ for (const kind of clientKinds) {
         });
 
         it('a server that does not answer while the client connects: the first call fails at the bound saying "connecting", the next at once, all go once it answers', async () => {
-            await import('../../../src/client/cache/stores/redis-engine.js');
+            await import('../../../src/client/cache/stores/redis/redis-engine.js');
             // Stopped, the server's socket still takes connections: the client connects and waits for its ready check.
             redis.pause();
             const client = kind.create(redis.port);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalTier } from '../../../src/client/cache/stores/local-tier.js';
-import type { ChangeNotices } from '../../../src/client/cache/stores/redis-notices.js';
-import { RedisCacheStore, type RedisCacheStoreOptions } from '../../../src/client/cache/stores/redis-store.js';
+import { LocalTier } from '../../../src/client/cache/stores/redis/redis-local-tier.js';
+import type { ChangeNotices } from '../../../src/client/cache/stores/redis/redis-notices.js';
+import { RedisCacheStore, type RedisCacheStoreOptions } from '../../../src/client/cache/stores/redis/redis-store.js';
 import type { CachedResponse } from '../../../src/client/contract/cache-store.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { type AppClient, clientKinds, eventually } from './redis-clients.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis/redis-store.js';
 import { hasFillLocks } from '../../../src/client/contract/cache-store.js';
 import { MemoryCacheStore } from '../../../src/client/index.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';

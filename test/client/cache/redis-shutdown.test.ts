@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resourceKeys } from '../../../src/client/cache/stores/redis-keys.js';
-import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import { resourceKeys } from '../../../src/client/cache/stores/redis/redis-keys.js';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis/redis-store.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
 import { type AppClient, clientKinds } from './redis-clients.js';

@@ -3,4 +3,4 @@
 // while its Redis client is still connecting, whatever the machine's load (redis-cold-start.test.ts). On a
 // loaded test machine, loading them at the first call takes longer than connecting to a loopback server.
 await import(new URL('../../../dist/src/client/cache/layer.js', import.meta.url).href);
-await import(new URL('../../../dist/src/client/cache/stores/redis-engine.js', import.meta.url).href);
+await import(new URL('../../../dist/src/client/cache/stores/redis/redis-engine.js', import.meta.url).href);

@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { RedisCacheStore } from '../../../src/client/cache/stores/redis-store.js';
+import { RedisCacheStore } from '../../../src/client/cache/stores/redis/redis-store.js';
 import { type CacheStoreErrorMessage, CLIENT_CHANNELS } from '../../../src/client/index.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { clientKinds } from '../../client/cache/redis-clients.js';

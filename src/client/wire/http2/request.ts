@@ -34,7 +34,7 @@ export interface StoppableExchange {
  * say `ClientRequest`, `isHttp2Request(req)` narrows to `ClientRequest & Http2Request`, which a private
  * member named as one of `ClientRequest`'s (`connection`) would reduce to `never`; and its members mean
  * what the `ClientRequest` members of the same name mean (`socket` null, `closed` a boolean), so the
- * narrowed type says what `req` holds (test/client/types.test.ts).
+ * narrowed type says what `req` holds (test/client/contract/types.test.ts).
  */
 export class Http2Request extends EventEmitter {
     readonly method: string;

@@ -1,0 +1,88 @@
+import type { CachedResponse } from '../../../contract/cache-store.js';
+
+/**
+ * A stored response as a `RedisCacheStore` keeps it in one hash field: a layout byte, the length of
+ * the head (4 bytes, big-endian), the head as JSON (UTF-8) and the body's bytes as they came. The head
+ * carries the cache key itself, so a value is never taken for another key's, and a value of another
+ * layout (another version of the store sharing the server during a rolling deploy) is skipped.
+ */
+
+const layout = 1;
+const prefixLength = 5;
+
+type Head = [
+    key: string,
+    method: string,
+    statusCode: number,
+    statusMessage: string,
+    rawHeaders: readonly string[],
+    vary: [string, string | null][] | null,
+    requestTime: number,
+    responseTime: number,
+    deleteAt: number
+];
+
+/** The bytes of the head of `entry` for `key`; the value is those, then the body. */
+export function encodedHead(key: string, entry: CachedResponse): Buffer {
+    const vary =
+        entry.vary === undefined
+            ? null
+            : Object.keys(entry.vary).map((name): [string, string | null] => [name, entry.vary![name] ?? null]);
+    const head: Head = [
+        key,
+        entry.method,
+        entry.statusCode,
+        entry.statusMessage,
+        entry.rawHeaders,
+        vary,
+        entry.requestTime,
+        entry.responseTime,
+        entry.deleteAt
+    ];
+    const json = Buffer.from(JSON.stringify(head));
+    const prefix = Buffer.allocUnsafe(prefixLength);
+    prefix.writeUInt8(layout, 0);
+    prefix.writeUInt32BE(json.length, 1);
+    return Buffer.concat([prefix, json]);
+}
+
+/** The stored response in `value` if it is one of this layout for `key`, else undefined. */
+export function decodeEntry(value: Buffer, key: string): CachedResponse | undefined {
+    if (value.length < prefixLength || value.readUInt8(0) !== layout) {
+        return undefined;
+    }
+
+    const headEnd = prefixLength + value.readUInt32BE(1);
+    let head: Head;
+    try {
+        head = JSON.parse(value.toString('utf8', prefixLength, headEnd)) as Head;
+    } catch {
+        return undefined;
+    }
+
+    if (!Array.isArray(head) || head[0] !== key) {
+        return undefined;
+    }
+
+    const [, method, statusCode, statusMessage, rawHeaders, varyPairs, requestTime, responseTime, deleteAt] = head;
+    let vary: Record<string, string | undefined> | undefined;
+    if (varyPairs !== null) {
+        vary = {};
+        for (const [name, text] of varyPairs) {
+            vary[name] = text ?? undefined;
+        }
+    }
+
+    return {
+        method,
+        statusCode,
+        statusMessage,
+        rawHeaders,
+        vary,
+        // A copy: the reply's buffer may be a slice of a larger read, which a kept entry would hold on to.
+        body: Buffer.from(value.subarray(headEnd)),
+        requestTime,
+        responseTime,
+        deleteAt
+    };
+}

@@ -1,0 +1,177 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from '../../../src/client/index.js';
+import type { HttpError } from '../../../src/errors/index.js';
+import { socketCount, startHttp, type TestServer } from '../helpers.js';
+
+// What this runtime's zlib has: zstd from Node.js 22.15 on.
+const zstd = zlib as { zstdCompressSync?: (data: Buffer) => Buffer };
+const hasZstd = typeof zstd.zstdCompressSync === 'function';
+
+const encoders: Record<string, (data: Buffer) => Buffer> = {
+    gzip: (data) => zlib.gzipSync(data),
+    'x-gzip': (data) => zlib.gzipSync(data),
+    deflate: (data) => zlib.deflateSync(data),
+    br: (data) => zlib.brotliCompressSync(data),
+    identity: (data) => data,
+    ...(hasZstd ? { zstd: (data: Buffer) => zstd.zstdCompressSync!(data) } : {})
+};
+const codings = Object.keys(encoders).filter((coding) => coding !== 'identity');
+
+/** Applies the codings of a Content-Encoding value in the order it lists them; one we do not know is a label only. */
+function encode(data: Buffer, contentEncoding: string): Buffer {
+    return contentEncoding
+        .split(',')
+        .map((coding) => coding.trim().toLowerCase())
+        .reduce((encoded, coding) => encoders[coding]?.(encoded) ?? encoded, data);
+}
+
+// Text and bytes that do not survive being handed back still encoded.
+const body = Buffer.concat([Buffer.from('tracewire decodes this '.repeat(20)), Buffer.from([0, 255, 128, 7])]);
+
+let server: TestServer;
+const offers: Array<string | undefined> = [];
+
+// `?ce=<content-encoding>&status=<code>`: the body encoded by that list, labelled with it.
+beforeAll(async () => {
+    server = await startHttp((req, res) => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        const contentEncoding = url.searchParams.get('ce') ?? 'identity';
+        const status = Number(url.searchParams.get('status') ?? 200);
+        offers.push(req.headers['accept-encoding']);
+        res.writeHead(status, { 'content-encoding': contentEncoding, 'content-type': 'application/octet-stream' });
+        res.end(encode(body, contentEncoding));
+    });
+});
+
+afterAll(async () => {
+    await server.close();
+});
+
+function urlOf(contentEncoding: string, status = 200): string {
+    return `${server.url}/?${new URLSearchParams({ ce: contentEncoding, status: String(status) })}`;
+}
+
+/** Every list form of one coding: alone, with identity around it, with odd case and spacing. */
+function listForms(coding: string): string[] {
+    return [coding, `${coding}, identity`, `identity,${coding}`, ` ${coding.toUpperCase()} ,IDENTITY`];
+}
+
+describe('Decoding: gunzip undoes every coding of a Content-Encoding list, from the last applied', () => {
+    for (const coding of codings) {
+        for (const contentEncoding of listForms(coding)) {
+            it(`content-encoding "${contentEncoding}" reads as the original body`, async () => {
+                const { payload } = await client.get(urlOf(contentEncoding), { gunzip: true });
+                expect(payload).toEqual(body);
+            });
+        }
+    }
+
+    // Every ordered pair of codings, and a three-coding list: decoded in reverse order of application.
+    const pairs = codings.flatMap((first) => codings.map((second) => `${first}, ${second}`));
+    for (const contentEncoding of [...pairs, 'gzip, identity, br, deflate']) {
+        it(`content-encoding "${contentEncoding}" reads as the original body`, async () => {
+            const { payload } = await client.get(urlOf(contentEncoding), { gunzip: true });
+            expect(payload).toEqual(body);
+        });
+    }
+
+    it('decodes a list on any stream given headers, and counts maxBytes after decoding', async () => {
+        const stream = Object.assign(Readable.from([encode(body, 'deflate, br')]), {
+            headers: { 'content-encoding': 'deflate, br' }
+        });
+        expect(await client.read(stream, { gunzip: true })).toEqual(body);
+        const again = Object.assign(Readable.from([encode(body, 'deflate, br')]), {
+            headers: { 'content-encoding': 'deflate, br' }
+        });
+        const err = (await client.read(again, { gunzip: true, maxBytes: 100 }).catch((e) => e)) as HttpError;
+        expect(err.output.statusCode).toBe(413);
+    });
+
+    it('without gunzip, a list is handed back as sent', async () => {
+        const { payload } = await client.get(urlOf('gzip, br'));
+        expect(payload).toEqual(encode(body, 'gzip, br'));
+    });
+
+    for (const contentEncoding of ['compress', 'gzip, compress', 'compress, gzip', 'gzip, x-unknown, identity']) {
+        it(`content-encoding "${contentEncoding}" rejects with a 502 naming the coding it cannot decode`, async () => {
+            const agent = new HttpAgent({ keepAlive: true });
+            const err = (await client
+                .get(urlOf(contentEncoding), { gunzip: true, agent })
+                .catch((e) => e)) as HttpError;
+            const unknown = contentEncoding.includes('compress') ? 'compress' : 'x-unknown';
+            expect(err.output.statusCode).toBe(502);
+            expect(err.message).toBe(
+                `Response content-encoding "${unknown}" cannot be decoded (gunzip decodes gzip, deflate, br${hasZstd ? ', zstd' : ''})`
+            );
+            // The refused response is not left half-read on its connection.
+            await expect.poll(() => socketCount(agent)).toBe(0);
+            agent.destroy();
+        });
+    }
+
+    it('a corrupt body in a list still rejects as not decompressible', async () => {
+        const stream = Object.assign(Readable.from([Buffer.from('not compressed at all')]), {
+            headers: { 'content-encoding': 'identity, gzip' }
+        });
+        const err = (await client.read(stream, { gunzip: true }).catch((e) => e)) as HttpError;
+        expect(err.output.statusCode).toBe(502);
+        expect(err.message).toMatch(/^Response payload could not be decompressed/);
+    });
+});
+
+describe('Decoding: a response with no body by definition reads as empty, whatever its Content-Encoding', () => {
+    const bodiless: Array<{ title: string; method: string; status: number }> = [
+        { title: 'a HEAD request', method: 'HEAD', status: 200 },
+        { title: 'a 204', method: 'GET', status: 204 },
+        { title: 'a 304', method: 'GET', status: 304 },
+        { title: 'a HEAD answered 404', method: 'HEAD', status: 404 }
+    ];
+    for (const { title, method, status } of bodiless) {
+        for (const contentEncoding of ['gzip', 'br', 'deflate, gzip', 'compress', 'zstd']) {
+            for (const gunzip of [true, 'force'] as const) {
+                it(`${title} with content-encoding "${contentEncoding}" and gunzip ${gunzip}`, async () => {
+                    const res = await client.request(method, urlOf(contentEncoding, status));
+                    expect(await client.read(res, { gunzip })).toEqual(Buffer.alloc(0));
+                });
+            }
+        }
+
+        it(`${title} with content-encoding gzip and json: true reads as null`, async () => {
+            const res = await client.request(method, urlOf('gzip', status));
+            expect(await client.read(res, { gunzip: true, json: 'force' })).toBeNull();
+        });
+    }
+});
+
+describe('Decoding: zstd where the runtime has it', () => {
+    it(`gunzip offers ${hasZstd ? 'gzip, br and zstd' : 'gzip and br, not zstd'} (accept-encoding)`, async () => {
+        offers.length = 0;
+        await client.get(urlOf('identity'), { gunzip: true });
+        await client.get(urlOf('gzip'), { gunzip: 'force' });
+        await client.get(urlOf('identity'), { gunzip: true, headers: { 'accept-encoding': 'gzip' } });
+        await client.get(urlOf('identity'));
+        const offer = hasZstd ? 'gzip, br, zstd' : 'gzip, br';
+        expect(offers).toEqual([offer, offer, 'gzip', undefined]);
+    });
+
+    it(`${hasZstd ? 'decodes a zstd body' : 'rejects a zstd body with a 502 naming zstd and the runtime'} (Node.js ${process.versions.node})`, async () => {
+        if (hasZstd) {
+            const { payload } = await client.get(urlOf('zstd'), { gunzip: true });
+            expect(payload).toEqual(body);
+            return;
+        }
+
+        const agent = new HttpAgent({ keepAlive: true });
+        const res = await client.request('GET', `${server.url}/?ce=zstd`, { agent });
+        const err = (await client.read(res, { gunzip: true }).catch((e) => e)) as HttpError;
+        expect(err.output.statusCode).toBe(502);
+        expect(err.message).toBe(
+            `Response content-encoding zstd cannot be decoded: this runtime (Node.js ${process.versions.node}) has no zstd in node:zlib (Node.js 22.15 or later has it)`
+        );
+        await expect.poll(() => socketCount(agent)).toBe(0);
+        agent.destroy();
+    });
+});

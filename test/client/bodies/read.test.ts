@@ -1,0 +1,330 @@
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import Hapi from '@hapi/hapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from '../../../src/client/index.js';
+import { settle, startHttp, type TestServer, timerCount } from '../helpers.js';
+
+const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
+
+function send(res: ServerResponse, headers: Record<string, string>, payload: string | Buffer): void {
+    res.writeHead(200, headers);
+    res.end(payload);
+}
+
+const routes: Record<string, (res: ServerResponse) => void> = {
+    '/gzip': (res) => send(res, { 'content-encoding': 'gzip' }, gzipSync(text)),
+    '/x-gzip': (res) => send(res, { 'content-encoding': 'x-gzip' }, gzipSync(text)),
+    '/deflate': (res) => send(res, { 'content-encoding': 'deflate' }, deflateSync(text)),
+    '/br': (res) => send(res, { 'content-encoding': 'br' }, brotliCompressSync(text)),
+    '/gzip-unlabelled': (res) => send(res, {}, gzipSync(text)),
+    '/corrupt-gzip': (res) => send(res, { 'content-encoding': 'gzip' }, Buffer.from('not gzip at all')),
+    '/plain': (res) => send(res, { 'content-type': 'text/plain' }, text),
+    '/json': (res) => send(res, { 'content-type': 'application/json; charset=utf-8' }, '{"a":1}'),
+    '/problem': (res) => send(res, { 'content-type': 'application/problem+json' }, '{"title":"x"}'),
+    '/json-text': (res) => send(res, { 'content-type': 'text/plain' }, '[1,2]'),
+    '/untyped': (res) => send(res, {}, '{"b":2}'),
+    '/bad-json': (res) => send(res, { 'content-type': 'application/json' }, '{"a":'),
+    '/empty-json': (res) => send(res, { 'content-type': 'application/json' }, ''),
+    '/gzip-json': (res) =>
+        send(res, { 'content-encoding': 'gzip', 'content-type': 'application/json' }, gzipSync('{"z":true}')),
+    '/big': (res) => send(res, { 'content-type': 'text/plain' }, 'x'.repeat(5000)),
+    '/big-declared': (res) => {
+        res.setHeader('content-length', 5000);
+        res.end('x'.repeat(5000));
+    },
+    '/big-chunked': (res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('x'.repeat(3000));
+        res.end('x'.repeat(3000));
+    },
+    // 10 MB of zeros compress to about 10 KB: a small response that must not become a large Buffer.
+    '/bomb': (res) => send(res, { 'content-encoding': 'gzip' }, gzipSync(Buffer.alloc(10 * 1024 * 1024))),
+    '/stall': (res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('partial');
+    },
+    '/cut': (res) => {
+        res.writeHead(200, { 'content-length': '1000' });
+        res.write('only some of it', () => setTimeout(() => res.socket?.destroy(), 10));
+    }
+};
+
+let server: TestServer;
+
+beforeAll(async () => {
+    server = await startHttp((req, res) => (routes[req.url ?? ''] ?? routes['/plain']!)(res));
+});
+
+afterAll(() => server.close());
+
+async function readFrom(path: string, options?: Parameters<typeof client.read>[1]): Promise<unknown> {
+    const res = await client.request('GET', `${server.url}${path}`);
+    return client.read(res, options);
+}
+
+describe('2.2 Client read options', () => {
+    describe('gunzip', () => {
+        it('false (the default) leaves a compressed payload as it is', async () => {
+            expect(await readFrom('/gzip')).toEqual(gzipSync(text));
+            expect(await readFrom('/gzip', { gunzip: false })).toEqual(gzipSync(text));
+        });
+
+        it('true decodes gzip, x-gzip, deflate and br content-encodings', async () => {
+            for (const path of ['/gzip', '/x-gzip', '/deflate', '/br']) {
+                expect((await readFrom(path, { gunzip: true }))?.toString()).toBe(text);
+            }
+        });
+
+        it('true leaves a payload without content-encoding as it is', async () => {
+            expect(await readFrom('/gzip-unlabelled', { gunzip: true })).toEqual(gzipSync(text));
+        });
+
+        it("'force' decodes whatever the content-encoding says", async () => {
+            expect((await readFrom('/gzip-unlabelled', { gunzip: 'force' }))?.toString()).toBe(text);
+            expect((await readFrom('/br', { gunzip: 'force' }))?.toString()).toBe(text);
+        });
+
+        it('a payload that does not decode rejects with 502', async () => {
+            await expect(readFrom('/corrupt-gzip', { gunzip: true })).rejects.toMatchObject({
+                message: expect.stringMatching(/could not be decompressed/),
+                output: { statusCode: 502 }
+            });
+        });
+
+        it('combines with json', async () => {
+            expect(await readFrom('/gzip-json', { gunzip: true, json: true })).toEqual({ z: true });
+        });
+    });
+
+    describe('json', () => {
+        it('false (the default) returns a Buffer', async () => {
+            expect(Buffer.isBuffer(await readFrom('/json'))).toBe(true);
+            expect(Buffer.isBuffer(await readFrom('/json', { json: false }))).toBe(true);
+        });
+
+        it('true parses JSON content-types, +json media types included', async () => {
+            expect(await readFrom('/json', { json: true })).toEqual({ a: 1 });
+            expect(await readFrom('/problem', { json: true })).toEqual({ title: 'x' });
+        });
+
+        it('true returns other content-types as a Buffer', async () => {
+            expect((await readFrom('/json-text', { json: true })) as Buffer).toEqual(Buffer.from('[1,2]'));
+            expect(Buffer.isBuffer(await readFrom('/untyped', { json: true }))).toBe(true);
+        });
+
+        it("'strict' parses JSON and rejects other content-types with 406", async () => {
+            expect(await readFrom('/json', { json: 'strict' })).toEqual({ a: 1 });
+            await expect(readFrom('/json-text', { json: 'strict' })).rejects.toMatchObject({
+                message: expect.stringMatching(/non-JSON content-type \('text\/plain'\)/),
+                output: { statusCode: 406 }
+            });
+            await expect(readFrom('/untyped', { json: 'strict' })).rejects.toMatchObject({
+                message: expect.stringMatching(/\(none\)/)
+            });
+        });
+
+        it("'force' parses whatever the content-type", async () => {
+            expect(await readFrom('/json-text', { json: 'force' })).toEqual([1, 2]);
+            expect(await readFrom('/untyped', { json: 'force' })).toEqual({ b: 2 });
+        });
+
+        it('an empty JSON payload is null', async () => {
+            expect(await readFrom('/empty-json', { json: true })).toBeNull();
+        });
+
+        it('invalid JSON rejects with 502 carrying the raw payload', async () => {
+            const err = await readFrom('/bad-json', { json: true }).catch((e: unknown) => e);
+            expect(err).toMatchObject({ output: { statusCode: 502 }, data: { payload: Buffer.from('{"a":') } });
+            expect((err as Error).message).toMatch(/Invalid JSON response payload/);
+            expect((err as Error).cause).toBeInstanceOf(SyntaxError);
+        });
+    });
+
+    describe('maxBytes', () => {
+        it('allows a payload up to the limit', async () => {
+            expect(((await readFrom('/big', { maxBytes: 5000 })) as Buffer).length).toBe(5000);
+        });
+
+        it('rejects a payload whose content-length exceeds the limit with 413', async () => {
+            await expect(readFrom('/big-declared', { maxBytes: 4999 })).rejects.toMatchObject({
+                message: 'Maximum payload size reached (maxBytes 4999)',
+                output: { statusCode: 413 }
+            });
+        });
+
+        it('rejects a chunked payload once it grows past the limit', async () => {
+            await expect(readFrom('/big-chunked', { maxBytes: 4000 })).rejects.toMatchObject({
+                output: { statusCode: 413 }
+            });
+        });
+
+        it('counts the decompressed size, so a gzip bomb stops at the limit', async () => {
+            const res = await client.request('GET', `${server.url}/bomb`, { agent: false });
+            await expect(client.read(res, { gunzip: true, maxBytes: 100_000 })).rejects.toMatchObject({
+                output: { statusCode: 413 }
+            });
+            expect(res.destroyed).toBe(true);
+        });
+    });
+
+    describe('timeout', () => {
+        it('rejects with 408 when the payload is not read in time, and clears its timer', async () => {
+            const timers = timerCount();
+            const res = await client.request('GET', `${server.url}/stall`, { agent: false });
+            const started = Date.now();
+            await expect(client.read(res, { timeout: 50 })).rejects.toMatchObject({
+                message: 'Client read timeout',
+                output: { statusCode: 408 },
+                data: { code: 'ETIMEDOUT' }
+            });
+            expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+            expect(res.destroyed).toBe(true);
+            await settle();
+            expect(timerCount()).toBeLessThanOrEqual(timers);
+        });
+
+        it('clears the timer when the payload is read in time', async () => {
+            const timers = timerCount();
+            await readFrom('/plain', { timeout: 5000 });
+            expect(timerCount()).toBeLessThanOrEqual(timers);
+        });
+    });
+
+    it('accepts null options', async () => {
+        expect((await readFrom('/plain', null))?.toString()).toBe(text);
+    });
+
+    it('rejects bad read options, naming the option', async () => {
+        const cases: Array<[unknown, RegExp]> = [
+            [{ gunzip: 'yes' }, /Option gunzip must be true, false or 'force'/],
+            [{ json: 'loose' }, /Option json must be/],
+            [{ maxBytes: -1 }, /Option maxBytes/],
+            [{ timeout: 'soon' }, /Option timeout/],
+            [{ signal: {} }, /Option signal must be an AbortSignal/],
+            ['fast', /Read options must be an object/]
+        ];
+        for (const [options, message] of cases) {
+            const res = await client.request('GET', `${server.url}/plain`);
+            await expect(client.read(res, options as never)).rejects.toThrow(message);
+            res.destroy();
+        }
+    });
+
+    it('a derived client refuses the same bad read options, whatever its defaults', async () => {
+        for (const derived of [client.defaults({ events: true }), client.defaults({ timeout: 5000 })]) {
+            for (const [options, message] of [
+                ['fast', /Read options must be an object/],
+                [42, /Read options must be an object/],
+                [{ json: 'loose' }, /Option json must be/]
+            ] as const) {
+                const res = await derived.request('GET', `${server.url}/plain`);
+                await expect(derived.read(res, options as never)).rejects.toThrow(message);
+                res.destroy();
+            }
+        }
+    });
+});
+
+describe('2.2 read() reads any readable stream, with or without headers', () => {
+    it('a toReadableStream() stream, a Readable of strings and a file stream', async () => {
+        expect((await client.read<Buffer>(client.toReadableStream(text))).toString()).toBe(text);
+        expect((await client.read<Buffer>(Readable.from(['a', 'b', 'c']))).toString()).toBe('abc');
+        const dir = mkdtempSync(join(tmpdir(), 'tracewire-read-'));
+        try {
+            writeFileSync(join(dir, 'body.txt'), text);
+            expect((await client.read<Buffer>(createReadStream(join(dir, 'body.txt')))).toString()).toBe(text);
+        } finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it('without headers: json true leaves a Buffer, strict refuses with 406, force parses', async () => {
+        const json = () => client.toReadableStream('{"a":1}');
+        expect(Buffer.isBuffer(await client.read(json(), { json: true }))).toBe(true);
+        await expect(client.read(json(), { json: 'strict' })).rejects.toMatchObject({ output: { statusCode: 406 } });
+        expect(await client.read(json(), { json: 'force' })).toEqual({ a: 1 });
+    });
+
+    it('with headers given to the stream: content-type and content-encoding apply', async () => {
+        const stream = Object.assign(Readable.from([gzipSync('{"a":1}')]), {
+            headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }
+        });
+        expect(await client.read(stream, { json: true, gunzip: true })).toEqual({ a: 1 });
+        expect((await client.read<Buffer>(Readable.from([gzipSync(text)]), { gunzip: 'force' })).toString()).toBe(text);
+    });
+
+    it('a hapi request payload (server.inject and a real socket)', async () => {
+        const server = Hapi.server({ host: '127.0.0.1', port: 0 });
+        server.route({
+            method: 'POST',
+            path: '/',
+            options: { payload: { output: 'stream', parse: false } },
+            handler: async (request) => client.read(request.payload as Readable, { json: true })
+        });
+        const injected = await server.inject({
+            method: 'POST',
+            url: '/',
+            payload: '{"via":"inject"}',
+            headers: { 'content-type': 'application/json' }
+        });
+        expect(injected.result).toEqual({ via: 'inject' });
+        await server.start();
+        try {
+            const { payload } = await client.post(`${server.info.uri}/`, { payload: { via: 'socket' }, json: true });
+            expect(payload).toEqual({ via: 'socket' });
+        } finally {
+            await server.stop();
+        }
+    });
+
+    it('a stream that fails rejects with 500 Payload stream error carrying the error', async () => {
+        const failure = new Error('disk gone');
+        const stream = new Readable({
+            read() {
+                this.destroy(failure);
+            }
+        });
+        const err = await client.read(stream).catch((error: unknown) => error);
+        expect(err).toMatchObject({ message: 'Payload stream error: disk gone', output: { statusCode: 500 } });
+        expect((err as Error).cause).toBe(failure);
+    });
+
+    it('a stream failure keeps the stream error as cause and leaves data to the caller', async () => {
+        const failure = new Error('gone');
+        const stream = new Readable({
+            read() {
+                this.destroy(failure);
+            }
+        });
+        const err = (await client.read(stream).catch((error: unknown) => error)) as Error & { data: unknown };
+        expect(err.cause).toBe(failure);
+        expect(err.data).toBeNull();
+    });
+
+    it('a stream that closes before its end rejects with 500 Payload stream closed prematurely', async () => {
+        const stream = new Readable({ read() {} });
+        const reading = client.read(stream);
+        stream.push('some');
+        setImmediate(() => stream.destroy());
+        await expect(reading).rejects.toThrow('Payload stream closed prematurely');
+    });
+
+    it('maxBytes stops a stream without headers, and destroys it', async () => {
+        const stream = Readable.from([Buffer.alloc(20)]);
+        await expect(client.read(stream, { maxBytes: 10 })).rejects.toMatchObject({ output: { statusCode: 413 } });
+        expect(stream.destroyed).toBe(true);
+    });
+
+    it('anything but a readable stream is refused with a TypeError', async () => {
+        for (const value of [undefined, null, 'text', {}, { on() {} }]) {
+            const err = await client.read(value as never).catch((error: unknown) => error);
+            expect(err).toBeInstanceOf(TypeError);
+            expect((err as Error).message).toBe('read() needs a readable stream, such as the response of request()');
+        }
+    });
+});
