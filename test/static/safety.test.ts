@@ -316,11 +316,18 @@ describe('Safety: large files stream with constant memory', () => {
         let peak = before;
         let samples = 0;
         // Sampled during the transfer: a stream that keeps the chunks it sent, or reads ahead of the
-        // socket, soon holds far more. Not more often: each sample is two full collections.
-        const sampler = setInterval(() => {
+        // socket, soon holds far more. Not more often: each sample is two full collections, during which
+        // nothing is sent, and they can take 100 ms on a loaded machine; so a sample is followed by four
+        // times its length without one (every 100 ms at the least). On a timer every 100 ms whatever
+        // they took, the collections were 11.7 s of a 14 s transfer at a load of 14.
+        let sampler: NodeJS.Timeout;
+        const sample = () => {
+            const started = performance.now();
             peak = Math.max(peak, held());
             samples += 1;
-        }, 100);
+            sampler = setTimeout(sample, Math.max(100, 4 * (performance.now() - started)));
+        };
+        sampler = setTimeout(sample, 100);
         // The client is another process, so only the server's memory is measured and both run in parallel.
         const received = await new Promise<number>((resolve, reject) => {
             execFile(
@@ -336,7 +343,7 @@ describe('Safety: large files stream with constant memory', () => {
                 (err, stdout) => (err ? reject(err) : resolve(Number(stdout)))
             );
         });
-        clearInterval(sampler);
+        clearTimeout(sampler);
         expect(received).toBe(hugeSize);
         expect(samples).toBeGreaterThan(0);
         // Streaming holds a chunk or two (at most 256 KiB each) and the socket's queue: under 1 MiB measured.
