@@ -1,9 +1,24 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // SqliteCacheStore runs only where node:sqlite exists (Node.js 22.13+): on an older line its one test
 // checks the refusal, and its coverage is measured on the newer lines.
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const hasNodeSqlite = major > 22 || (major === 22 && minor >= 13);
+
+/**
+ * The runs of the HTTP caching suite (test/conformance/http-cache-*.test.ts) are files of a few lines
+ * that wait 10-15 s each on the suite's own pauses. Until it has durations cached (a fresh clone),
+ * Vitest starts the largest files first: they came last, and ran alone at the end. They start first,
+ * and wait while the other files compute; the rest keep Vitest's order.
+ */
+class WaitingRunsFirst extends BaseSequencer {
+    override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+        const sorted = await super.sort(files);
+        const waits = (file: TestSpecification) => /[\\/]conformance[\\/]http-cache-[^\\/]+$/.test(file.moduleId);
+        return [...sorted.filter(waits), ...sorted.filter((file) => !waits(file))];
+    }
+}
 
 export default defineConfig({
     test: {
@@ -14,8 +29,10 @@ export default defineConfig({
         hookTimeout: 20_000,
         // expect.poll waits for servers and exporters; a loaded 2-core machine can take seconds.
         expect: { poll: { timeout: 10_000 } },
-        // Two cores: more workers only add contention between servers started by the tests.
-        maxWorkers: 2,
+        // Four on two cores: most files spend their time waiting (on servers, the suites' pauses, timers),
+        // and with two workers the suite used 105% of the two cores.
+        maxWorkers: 4,
+        sequence: { sequencer: WaitingRunsFirst },
         coverage: {
             provider: 'v8',
             include: ['src/**/*.ts', 'instrumentation/**/*.ts'],

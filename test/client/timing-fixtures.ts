@@ -3,20 +3,31 @@ import { Worker } from 'node:worker_threads';
 
 /**
  * A `lookup` option that resolves every name to 127.0.0.1 after `delay` ms: a slow DNS, on loopback.
- * `calls` counts the lookups made.
+ * `calls` counts the lookups made; `answerNow()` gives the answers still due at once, as a late DNS
+ * answer would come after the caller gave up, without waiting the rest of `delay`.
  */
-export function slowLookup(delay: number): LookupFunction & { calls: number } {
+export function slowLookup(delay: number): LookupFunction & { calls: number; answerNow(): void } {
+    const due = new Map<NodeJS.Timeout, () => void>();
     const lookup = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
         lookup.calls++;
-        setTimeout(() => {
+        const answer = () => {
+            due.delete(timer);
             if (options.all) {
                 callback(null, [{ address: '127.0.0.1', family: 4 }]);
             } else {
                 callback(null, '127.0.0.1', 4);
             }
-        }, delay);
-    }) as unknown as LookupFunction & { calls: number };
+        };
+        const timer = setTimeout(answer, delay);
+        due.set(timer, answer);
+    }) as unknown as LookupFunction & { calls: number; answerNow(): void };
     lookup.calls = 0;
+    lookup.answerNow = () => {
+        for (const [timer, answer] of due) {
+            clearTimeout(timer);
+            answer();
+        }
+    };
     return lookup;
 }
 

@@ -216,7 +216,23 @@ describe('stale connections: a request that fails on a reused connection the ser
     });
 });
 
-describe('stale connections: idle connections retired before the server closes them', () => {
+// Each test has a client of its own and spends its time waiting for connections to idle out: they run
+// at once, but for the one that counts the process's timers, which runs alone first.
+describe.concurrent('stale connections: idle connections retired before the server closes them', () => {
+    it.sequential('a pooled connection waiting for its limit keeps nothing alive: no timer of the process is held', async () => {
+        const api = new Client();
+        // vitest reports a test's progress through a 100 ms throttle whose timer is ref'd: let it fire
+        // first, so the counts before and after are of the process's own timers.
+        await settle(150);
+        const timers = timerCount();
+        await api.get(`${server.url}/ok?hint=timeout%3D60`);
+        const socket = await freeSocket(api);
+        // Retired in 59 s by then; an unref'd timer, like the pooled socket, lets the process exit before.
+        expect(timerCount()).toBe(timers);
+        expect(socket.destroyed).toBe(false);
+        api.agents.http.destroy();
+    });
+
     it('reads the timeout of a Keep-Alive header', () => {
         expect(keepAliveTimeout('timeout=5, max=100')).toBe(5);
         expect(keepAliveTimeout('max=100, Timeout = "7"')).toBe(7);
@@ -257,20 +273,6 @@ describe('stale connections: idle connections retired before the server closes t
         );
     });
 
-    it('a pooled connection waiting for its limit keeps nothing alive: no timer of the process is held', async () => {
-        const api = new Client();
-        // vitest reports a test's progress through a 100 ms throttle whose timer is ref'd: let it fire
-        // first, so the counts before and after are of the process's own timers.
-        await settle(150);
-        const timers = timerCount();
-        await api.get(`${server.url}/ok?hint=timeout%3D60`);
-        const socket = await freeSocket(api);
-        // Retired in 59 s by then; an unref'd timer, like the pooled socket, lets the process exit before.
-        expect(timerCount()).toBe(timers);
-        expect(socket.destroyed).toBe(false);
-        api.agents.http.destroy();
-    });
-
     it('the latest response speaks for the connection: one without a timeout lets it idle', async () => {
         const api = new Client();
         await api.get(`${server.url}/ok?hint=timeout%3D2`);
@@ -287,13 +289,15 @@ describe('stale connections: idle connections retired before the server closes t
     it('a connection in use when its idle limit passes is retired only after idling again, from its latest release', async () => {
         const api = new Client();
         const start = seen.length;
-        await api.get(`${server.url}/ok?hint=timeout%3D2`);
+        // Tagged: the tests beside this one send theirs meanwhile.
+        await api.get(`${server.url}/ok?hint=timeout%3D2&test=in-use`);
         const socket = await freeSocket(api);
         // Busy on the same connection across the limit of its first release (1 s after it).
         const sent = performance.now();
-        await api.get(`${server.url}/ok?hint=timeout%3D2&delay=1300`);
+        await api.get(`${server.url}/ok?hint=timeout%3D2&delay=1300&test=in-use`);
         const released = performance.now();
-        expect(seen.slice(start).map((hop) => hop.order)).toEqual([1, 2]);
+        const mine = seen.slice(start).filter((hop) => hop.url.endsWith('test=in-use'));
+        expect(mine.map((hop) => hop.order)).toEqual([1, 2]);
         expect(await freeSocket(api)).toBe(socket);
         const closed = await closeOf(socket, 4000);
         // Released after the server's 1.3 s, then idle 1 s.

@@ -205,8 +205,10 @@ describe('files rewritten every 50 ms under concurrent load', () => {
         const outcomes: Array<[string, Outcome]> = [];
         try {
             const names = Object.keys(sizes);
+            // 15 each: in 120 requests the medium and large files still end both ways, complete and cut
+            // (13-50 of each in four runs); 240 took twice the time to find the same.
             const clients = Array.from({ length: 8 }, async (_, client) => {
-                for (let request = 0; request < 30; ++request) {
+                for (let request = 0; request < 15; ++request) {
                     const name = names[(client + request) % names.length]!;
                     outcomes.push([name, await get(`/file/${name}`)]);
                 }
@@ -234,7 +236,7 @@ describe('files rewritten every 50 ms under concurrent load', () => {
             }
         }
 
-        expect(outcomes).toHaveLength(240);
+        expect(outcomes).toHaveLength(120);
         // Most responses complete: the check ends only those whose file changed under them.
         expect(complete).toBeGreaterThan(0);
     }, 60_000);

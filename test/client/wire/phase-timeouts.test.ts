@@ -33,6 +33,16 @@ const only = (phase: keyof PhaseTimeouts): PhaseTimeouts => ({ ...everyPhase(gen
 const certificate = selfSignedCertificate();
 
 let hits = new Map<string, number>();
+// The server's reads held back for `slow` (/slow-reader), each with the resumption that ends it early:
+// a test lets the reads go on once its client has given up, so the server sees that connection close
+// at once instead of `slow` later.
+const heldReads = new Set<() => void>();
+function resumeHeldReads(): void {
+    for (const resume of heldReads) {
+        resume();
+    }
+}
+
 function handler(req: IncomingMessage, res: ServerResponse): void {
     req.on('error', () => {});
     const url = req.url ?? '/';
@@ -57,8 +67,14 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
 
     if (url === '/slow-reader') {
         req.pause();
-        const timer = setTimeout(() => req.resume(), slow);
-        req.on('close', () => clearTimeout(timer));
+        const resume = () => {
+            clearTimeout(timer);
+            heldReads.delete(resume);
+            req.resume();
+        };
+        const timer = setTimeout(resume, slow);
+        heldReads.add(resume);
+        req.on('close', resume);
         req.on('end', () => res.end('read'));
         return;
     }
@@ -91,6 +107,8 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
 }
 
 let server: TestServer;
+// One for the file: filling its accept queue takes a second.
+let blackHole: Awaited<ReturnType<typeof startBlackHole>>;
 let slowTls: { url: string; server: Server; close(): Promise<void> };
 let proxy: TestProxy;
 const open = new Set<import('node:net').Socket>();
@@ -129,6 +147,7 @@ beforeAll(async () => {
     server = await startHttp(handler);
     slowTls = await startSlowHandshakeServer();
     proxy = await startProxy();
+    blackHole = await startBlackHole();
     track(server.server as Server);
     track(slowTls.server);
 });
@@ -137,6 +156,7 @@ afterAll(async () => {
     await server.close();
     await slowTls.close();
     await proxy.close();
+    await blackHole.close();
 });
 
 function ownAgents() {
@@ -216,56 +236,42 @@ function expectPhaseTimeout(err: HttpError, phase: string, bound = limit): void 
 describe('timeouts: each phase fires in its phase, with its named 504', () => {
     it('lookup: a resolver that does not answer in time', async () => {
         const own = client.defaults({ agents: prepare() });
+        const lookup = slowLookup(slow);
         const { err, elapsed } = await rejection(() =>
-            own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: only('lookup') })
+            own.get(`http://localhost:${server.port}/`, { lookup, timeouts: only('lookup') })
         );
         expectPhaseTimeout(err, 'lookup');
         expect(elapsed).toBeLessThan(slow);
-        await wait(slow - elapsed + 50); // The lookup's own late answer finds nothing left to do.
+        lookup.answerNow(); // The lookup's own late answer finds nothing left to do.
     });
 
     it('connect: a host that does not answer its SYN fails fast', async () => {
-        const blackHole = await startBlackHole();
-        try {
-            const own = client.defaults({ agents: prepare() });
-            const { err, elapsed } = await rejection(() =>
-                own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: only('connect') })
-            );
-            expectPhaseTimeout(err, 'connect');
-            expect(elapsed).toBeLessThan(slow);
-        } finally {
-            await blackHole.close();
-        }
+        const own = client.defaults({ agents: prepare() });
+        const { err, elapsed } = await rejection(() =>
+            own.get(`http://127.0.0.1:${blackHole.port}/`, { timeouts: only('connect') })
+        );
+        expectPhaseTimeout(err, 'connect');
+        expect(elapsed).toBeLessThan(slow);
     });
 
     it('connect: after a lookup, the connect bound starts anew', async () => {
-        const blackHole = await startBlackHole();
-        try {
-            const own = client.defaults({ agents: prepare() });
-            // The lookup takes most of the connect bound, which does not count it. Its own bound is
-            // generous: a stall of the loaded machine must not make it run out instead.
-            const { err, elapsed } = await rejection(() =>
-                own.get(`http://localhost:${blackHole.port}/`, {
-                    lookup: slowLookup(limit - 30),
-                    timeouts: { lookup: generous, connect: limit }
-                })
-            );
-            expectPhaseTimeout(err, 'connect');
-            expect(elapsed).toBeGreaterThanOrEqual(2 * limit - 30 - 5);
-        } finally {
-            await blackHole.close();
-        }
+        const own = client.defaults({ agents: prepare() });
+        // The lookup takes most of the connect bound, which does not count it. Its own bound is
+        // generous: a stall of the loaded machine must not make it run out instead.
+        const { err, elapsed } = await rejection(() =>
+            own.get(`http://localhost:${blackHole.port}/`, {
+                lookup: slowLookup(limit - 30),
+                timeouts: { lookup: generous, connect: limit }
+            })
+        );
+        expectPhaseTimeout(err, 'connect');
+        expect(elapsed).toBeGreaterThanOrEqual(2 * limit - 30 - 5);
     });
 
     it('connect: a proxy tunnel is the connect phase', async () => {
-        const blackHole = await startBlackHole();
-        try {
-            const own = client.defaults({ agents: prepare(), proxy: `http://127.0.0.1:${blackHole.port}` });
-            const { err } = await rejection(() => own.get('https://origin.test/', { timeouts: only('connect') }));
-            expectPhaseTimeout(err, 'connect');
-        } finally {
-            await blackHole.close();
-        }
+        const own = client.defaults({ agents: prepare(), proxy: `http://127.0.0.1:${blackHole.port}` });
+        const { err } = await rejection(() => own.get('https://origin.test/', { timeouts: only('connect') }));
+        expectPhaseTimeout(err, 'connect');
     });
 
     it('secureConnect: a TLS handshake that does not finish in time', async () => {
@@ -291,6 +297,8 @@ describe('timeouts: each phase fires in its phase, with its named 504', () => {
         );
         expectPhaseTimeout(err, 'send');
         expect(elapsed).toBeLessThan(slow);
+        // Paused, the server would see the connection close only when it reads again.
+        resumeHeldReads();
     });
 
     it('response: a server that thinks too long before its headers', async () => {
@@ -481,14 +489,15 @@ describe('timeouts and deadline: options', () => {
 
     it("are merged phase by phase over the client's defaults", async () => {
         const own = client.defaults({ agents: prepare(), timeouts: { lookup: limit, response: 60000 } });
+        const lookup = slowLookup(slow);
         const { err } = await rejection(() =>
-            own.get(`http://localhost:${server.port}/`, { lookup: slowLookup(slow), timeouts: { connect: 5000 } })
+            own.get(`http://localhost:${server.port}/`, { lookup, timeouts: { connect: 5000 } })
         );
         expectPhaseTimeout(err, 'lookup');
         const derived = own.defaults({ timeouts: { response: limit } });
         const { err: late } = await rejection(() => derived.get(`${server.url}/think`));
         expectPhaseTimeout(late, 'response');
-        await wait(slow);
+        lookup.answerNow();
     });
 });
 

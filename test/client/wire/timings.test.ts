@@ -26,6 +26,10 @@ const delay = 250;
 const early = 60;
 const late = 1500;
 
+// The phases measured against the delays injected (the first describe) are measured one test at a time:
+// a test running beside one would hold back the event that starts a phase and shorten the measure.
+// The other describes run their tests at once (describe.concurrent): each has its own agents, and the
+// server's delays are most of their time. The 48 MiB upload among them runs alone (it.sequential).
 function expectAbout(measured: number | undefined, injected: number): void {
     expect(measured).toBeDefined();
     expect(measured!).toBeGreaterThanOrEqual(injected - early);
@@ -245,7 +249,7 @@ describe('Timings: each phase measures the delay injected into it', () => {
     });
 });
 
-describe('Timings: a hop has the phases it had, and only those', () => {
+describe.concurrent('Timings: a hop has the phases it had, and only those', () => {
     it('a reused connection has no dns, tcp or tls', async () => {
         const agents = ownAgents();
         const own = client.defaults({ agents });
@@ -338,7 +342,7 @@ describe('Timings: a hop has the phases it had, and only those', () => {
     });
 });
 
-describe('Timings: where they are found', () => {
+describe.concurrent('Timings: where they are found', () => {
     it('a response listener sees no end or download yet; a listener of the body end sees them set', async () => {
         const agents = ownAgents();
         const own = client.defaults({ agents, events: true });
@@ -469,7 +473,7 @@ describe('Timings: where they are found', () => {
         expect(phasesOf(seen!)).toEqual(['wait', 'total']);
     });
 
-    it('a server that answers before the request is sent: upload after response, no firstByte', async () => {
+    it.sequential('a server that answers before the request is sent: upload after response, no firstByte', async () => {
         const agents = ownAgents();
         const own = client.defaults({ agents });
         const promise = own.request('POST', `${server.url}/early`, { payload: Buffer.alloc(48 * 1024 * 1024, 1) });
@@ -506,7 +510,7 @@ describe('Timings: where they are found', () => {
     });
 });
 
-describe('Timings: nothing left behind', () => {
+describe.concurrent('Timings: nothing left behind', () => {
     it('a pooled connection keeps no listener of the hop that made it', async () => {
         const agents = ownAgents();
         const own = client.defaults({ agents });
@@ -537,7 +541,7 @@ describe('Timings: nothing left behind', () => {
     });
 });
 
-describe('Timings: the clock', () => {
+describe.concurrent('Timings: the clock', () => {
     it('reads as the wall clock (Date.now()) and maps back onto the monotonic clock OpenTelemetry places span events by', () => {
         for (let i = 0; i < 50; ++i) {
             const before = Date.now();

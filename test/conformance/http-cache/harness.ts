@@ -76,12 +76,25 @@ export async function startOrigin(): Promise<{ url: string; close(): Promise<voi
     return listen(server);
 }
 
+/** What the suite reads of a response its `fetch` gives. */
+interface SuiteResponse {
+    status: number;
+    statusText: string;
+    headers: Headers;
+    text(): Promise<string>;
+}
+
+/** What the suite passes its `fetch`. */
+interface SuiteRequest {
+    method?: string;
+    headers?: [string, string][];
+    body?: string;
+    redirect?: string;
+}
+
 /** The suite's `fetch` over the client: what the suite asks, sent by `client.request()`; the body read raw. */
-export function fetchOver(client: Client) {
-    return async (
-        url: string,
-        init: { method?: string; headers?: [string, string][]; body?: string; redirect?: string } = {}
-    ) => {
+export function fetchOver(client: Client): (url: string, init?: SuiteRequest) => Promise<SuiteResponse> {
+    return async (url, init = {}) => {
         const headers: Record<string, string | string[]> = {};
         for (const [name, value] of init.headers ?? []) {
             const key = name.toLowerCase();
@@ -249,7 +262,7 @@ function summarize(results: Record<string, true | [string, string]>): SuiteSumma
 
 const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade']);
 
-function responseOf(status: number, statusText: string, rawHeaders: readonly string[], body: Buffer) {
+function responseOf(status: number, statusText: string, rawHeaders: readonly string[], body: Buffer): SuiteResponse {
     const headers = new Headers();
     for (let i = 0; i < rawHeaders.length; i += 2) {
         headers.append(rawHeaders[i]!, rawHeaders[i + 1]!);
