@@ -66,6 +66,12 @@ export {
     type RequestMessage,
     type ResponseMessage
 } from './pipeline/channels.js';
+export {
+    type CallMessage,
+    CLIENT_TRACING_CHANNELS,
+    type HopMessage,
+    type HopReason
+} from './pipeline/tracing.js';
 export type { CacheControl } from './surface/cache-control.js';
 export { Client, type ClientEmitter, type ClientWithEvents } from './surface/client.js';
 export { clientRequestMarker } from './wire/http1/node-options.js';
