@@ -1,9 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { context, type Link, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
-import type { ResponseDetails } from '../src/client/contract/types.js';
-import { isOn } from '../src/client/options/values.js';
-import { afterErrorRead } from '../src/client/pipeline/error-read.js';
-import { openSessionsOf } from '../src/client/wire/session-census.js';
+import { afterErrorRead, openHttp2Sessions, type ResponseDetails } from '../src/client/index.js';
 import { ATTR_PROBLEM_TYPE, receivedProblemType } from '../src/errors/span-attributes.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
@@ -80,7 +77,7 @@ export class ClientHandlers {
             this.connections = new OpenConnections(
                 meter,
                 () => agents.agents(),
-                () => openSessionsOf(client.agents ?? undefined)
+                () => openHttp2Sessions(client.agents ?? undefined)
             );
             this.connectionMetrics = new ConnectionMetrics(meter);
         }
@@ -236,7 +233,8 @@ export class ClientHandlers {
         const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
         // A span the sampler dropped records nothing: no attribute of its is worked out (client-span.ts).
         const recording = span.isRecording();
-        if (recording && isOn(options.cache)) {
+        // `cache` is on when given and not false (EffectiveOptions holds no null).
+        if (recording && options.cache !== undefined && options.cache !== false) {
             // Only a cached call's fetch can have waiters to link to it, and only a recorded span is worth a link.
             (uri as TracedUri)[uriSpanKey] = span;
         }

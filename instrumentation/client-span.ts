@@ -9,7 +9,7 @@ import {
     SpanStatusCode,
     type Tracer
 } from '@opentelemetry/api';
-import type { EffectiveOptions, RequestUri, ResendReason, ResponseDetails } from '../src/client/contract/types.js';
+import type { EffectiveOptions, RequestUri, ResendReason, ResponseDetails } from '../src/client/index.js';
 import {
     ATTR_URL_TEMPLATE,
     addHeaderAttributes,

@@ -1,6 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Span } from '@opentelemetry/api';
-import type { EffectiveOptions, RequestUri } from '../src/client/contract/types.js';
+import type { EffectiveOptions, RequestUri } from '../src/client/index.js';
 import type { ProviderConfig } from './providers.js';
 
 /*

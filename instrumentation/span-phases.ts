@@ -1,6 +1,5 @@
 import type { Span } from '@opentelemetry/api';
-import type { TimeoutPhase, TimingPhases, Timings } from '../src/client/contract/timings.js';
-import { monotonicAt } from '../src/client/wire/hop-timings.js';
+import { type TimeoutPhase, type TimingPhases, type Timings, timingsToMonotonic } from '../src/client/index.js';
 
 /*
  * A hop's phases on its span (README "Phases on client spans"). The semantic conventions have no
@@ -47,7 +46,7 @@ export function recordPhases(span: Span, timings: Timings, events: boolean): voi
             const at = timings[moment];
             if (at !== undefined) {
                 // As a monotonic reading, which the SDK places on the span's own timeline.
-                span.addEvent(name, monotonicAt(at));
+                span.addEvent(name, timingsToMonotonic(at));
             }
         }
     }

@@ -6,7 +6,7 @@ import {
     type PreRequestMessage,
     type RequestMessage,
     type ResponseMessage
-} from '../src/client/pipeline/channels.js';
+} from '../src/client/index.js';
 import { type ClientInstrumentation, instrumentClient } from './client.js';
 import type { ClientInstrumentationConfig, TracewireInstrumentationConfig } from './config.js';
 import { INSTRUMENTATION_SCOPE } from './providers.js';
