@@ -17,7 +17,6 @@ import {
 import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './config.js';
 import { ConnectionMetrics } from './connection-metrics.js';
 import { OpenConnections } from './connection-pool.js';
-import { followHopContexts } from './hop-context.js';
 import { endMeasured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { guarded, reportError, resolveProviders } from './providers.js';
@@ -57,7 +56,6 @@ export class ClientHandlers {
     private readonly connectionMetrics: ConnectionMetrics | undefined;
     private readonly agents: SeenAgents | undefined;
     private readonly storeErrors: StoreErrorCounter;
-    private readonly stopFollowingHops: () => void;
     // `preRequest` and `request` of a hop are emitted in the same tick, around `http.request()`:
     // this links the ClientRequest to the hop that was just started.
     private pending: TracedHop | undefined;
@@ -73,7 +71,6 @@ export class ClientHandlers {
         this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
         this.phaseEvents = config.phaseEvents === true;
         this.storeErrors = new StoreErrorCounter(meter);
-        this.stopFollowingHops = followHopContexts();
         if (config.optionalMetrics === true) {
             const agents = new SeenAgents(() => client.agents);
             this.agents = agents;
@@ -87,7 +84,6 @@ export class ClientHandlers {
     }
 
     stop(): void {
-        this.stopFollowingHops();
         this.storeErrors.stop();
         this.connections?.stop();
     }
