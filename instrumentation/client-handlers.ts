@@ -1,6 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { context, type Link, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
-import { afterErrorRead, openHttp2Sessions, type ResponseDetails } from '../src/client/index.js';
+import { afterErrorRead, openHttp2Sessions, type ResponseDetails, timingsToMonotonic } from '../src/client/index.js';
 import { ATTR_PROBLEM_TYPE, receivedProblemType } from '../src/errors/span-attributes.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
@@ -17,9 +17,10 @@ import {
 import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './config.js';
 import { ConnectionMetrics } from './connection-metrics.js';
 import { OpenConnections } from './connection-pool.js';
+import { HopEvents } from './log-events.js';
 import { endMeasured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
-import { guarded, reportError, resolveProviders } from './providers.js';
+import { guarded, INSTRUMENTATION_VERSION, reportError, resolveProviders } from './providers.js';
 import { callerContext, createRequestUntraced, isTracingSuppressed } from './request-scope.js';
 import { SeenAgents } from './seen-agents.js';
 import { recordPhases } from './span-phases.js';
@@ -50,7 +51,8 @@ export class ClientHandlers {
     private readonly metrics: HttpMetrics;
     private readonly requestHeaders: CapturedHeaders;
     private readonly responseHeaders: CapturedHeaders;
-    private readonly phaseEvents: boolean;
+    // Where a hop's exception and phase events go (log records, and span events with `spanEvents`).
+    private readonly events: HopEvents;
     // With `optionalMetrics` only: without it, no connection or pool is looked at.
     private readonly connections: OpenConnections | undefined;
     private readonly connectionMetrics: ConnectionMetrics | undefined;
@@ -69,7 +71,7 @@ export class ClientHandlers {
         this.requestHeaders = capturedHeaders(config.headersToSpanAttributes?.request, 'request');
         this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
         this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
-        this.phaseEvents = config.phaseEvents === true;
+        this.events = new HopEvents(config, INSTRUMENTATION_VERSION);
         this.storeErrors = new StoreErrorCounter(meter);
         if (config.optionalMetrics === true) {
             const agents = new SeenAgents(() => client.agents);
@@ -291,14 +293,15 @@ export class ClientHandlers {
         // outcome, so the span's events run in time order, its `exception` last.
         const timings = hop.details?.timings;
         if (timings !== undefined && hop.recording) {
-            recordPhases(hop.span, timings, this.phaseEvents);
+            recordPhases(hop.span, timings);
+            this.events.phasesOf(hop.span, timings, timingsToMonotonic);
         }
 
         if (res !== undefined) {
             addCacheStored(hop.recording ? hop.span : undefined, hop.metricAttributes, res);
         }
 
-        recordOutcome(hop, end);
+        recordOutcome(hop, end, this.events);
         // Sizes only for a hop that got a response: before one, nothing says what reached the server.
         const requestBody = res === undefined ? undefined : hop.requestBody;
         // A declared length holds only for a body received whole: a body cut short has no size.

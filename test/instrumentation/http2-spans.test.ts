@@ -78,7 +78,9 @@ function instrumented(http2Option: Http2Options, extra: object = {}): Client {
     const instrumentation = instrumentClient(api, {
         tracerProvider: otel.tracerProvider,
         meterProvider: otel.meterProvider,
-        optionalMetrics: true
+        optionalMetrics: true,
+        // The exception as a span event, which these tests read.
+        spanEvents: true
     });
     const [ownOtel, ownAgents] = [otel, api.agents];
     closers.push(async () => {
