@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { tracingChannel } from 'node:diagnostics_channel';
+import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import * as http2 from 'node:http2';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
     type CallMessage,
+    CLIENT_CHANNELS,
     CLIENT_TRACING_CHANNELS,
     Client,
     type HopMessage,
@@ -97,6 +98,8 @@ describe('tracing channels over HTTP/1.1', () => {
         server = await startHttp((req, res) => {
             if (req.url === '/moved') {
                 res.writeHead(302, { location: '/target' }).end();
+            } else if (req.url === '/slow') {
+                setTimeout(() => res.end('late'), 50);
             } else if (req.url === '/cached') {
                 res.writeHead(200, { 'cache-control': 'max-age=60' }).end('kept');
             } else if (req.url === '/flaky' && attempts++ === 0) {
@@ -185,6 +188,21 @@ describe('tracing channels over HTTP/1.1', () => {
         expect(hit[0]).toMatchObject({ fromCache: true, reason: 'initial' });
         expect(hit[0]!.req).toBeUndefined();
         expect(hit[0]!.response?.headers['cache-status']).toMatch(/^tracewire; hit/);
+    });
+
+    it('the plain channels: a subscriber that comes while a traced call is under way gets none of its messages', async () => {
+        const seen: unknown[] = [];
+        const listener = (message: unknown) => seen.push(message);
+        const call = new Client().get(`${server.url}/slow`);
+        subscribe(CLIENT_CHANNELS.response, listener);
+        try {
+            await call;
+            expect(seen).toEqual([]);
+            await new Client().get(`${server.url}/slow`);
+            expect(seen).toHaveLength(1);
+        } finally {
+            unsubscribe(CLIENT_CHANNELS.response, listener);
+        }
     });
 
     it('concurrent calls: each call is the parent of its own hops only', async () => {

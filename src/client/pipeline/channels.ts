@@ -93,12 +93,8 @@ export function withChannels(
     events: EventEmitter<ClientEvents> | undefined,
     tracing: CallTrace | undefined
 ): PipelineEmitter | undefined {
-    return tracing !== undefined ||
-        preRequestChannel.hasSubscribers ||
-        requestChannel.hasSubscribers ||
-        responseChannel.hasSubscribers
-        ? new ChannelPublisher(events, tracing)
-        : events;
+    const plain = preRequestChannel.hasSubscribers || requestChannel.hasSubscribers || responseChannel.hasSubscribers;
+    return plain || tracing !== undefined ? new ChannelPublisher(events, tracing, plain) : events;
 }
 
 /**
@@ -114,7 +110,11 @@ class ChannelPublisher implements PipelineEmitter {
 
     constructor(
         private readonly events: EventEmitter<ClientEvents> | undefined,
-        readonly tracing: CallTrace | undefined
+        readonly tracing: CallTrace | undefined,
+        // Whether the plain channels had a subscriber as the request began: made for the tracing channels
+        // alone, the publisher builds no message for them, and a subscriber that comes later gets none of
+        // this request's (never a `response` without its `preRequest`).
+        private readonly plain: boolean
     ) {}
 
     emit(event: 'preRequest', uri: RequestUri, options: EffectiveOptions): unknown;
@@ -128,7 +128,9 @@ class ChannelPublisher implements PipelineEmitter {
                 try {
                     events?.emit('preRequest', first as RequestUri, second as EffectiveOptions);
                 } finally {
-                    preRequestChannel.publish({ uri: first, options: second });
+                    if (this.plain) {
+                        preRequestChannel.publish({ uri: first, options: second });
+                    }
                 }
 
                 return undefined;
@@ -136,7 +138,9 @@ class ChannelPublisher implements PipelineEmitter {
                 try {
                     events?.emit('request', first as HopRequest);
                 } finally {
-                    requestChannel.publish({ req: first, uri: this.uri });
+                    if (this.plain) {
+                        requestChannel.publish({ req: first, uri: this.uri });
+                    }
                 }
 
                 return undefined;
@@ -144,7 +148,9 @@ class ChannelPublisher implements PipelineEmitter {
                 try {
                     events?.emit('response', first as HttpError | undefined, second as ResponseDetails);
                 } finally {
-                    responseChannel.publish({ err: first, details: second });
+                    if (this.plain) {
+                        responseChannel.publish({ err: first, details: second });
+                    }
                 }
 
                 return undefined;
