@@ -79,6 +79,6 @@ export { Client, type ClientEmitter, type ClientWithEvents } from './surface/cli
 export { type RequestScope, requestScopeKey } from './wire/http1/node-http.js';
 export { clientRequestMarker } from './wire/http1/node-options.js';
 export { Http2Request, isHttp2Request } from './wire/http2/request.js';
-export { type Http2SessionEnd, http2SessionEndOf } from './wire/http2-session-end.js';
+export { type Http2SessionEndReport, http2SessionEndOf } from './wire/http2-session-end.js';
 export { type OpenSession as OpenHttp2Session, openSessionsOf as openHttp2Sessions } from './wire/session-census.js';
 export { monotonicAt as timingsToMonotonic, timestamp as timingsNow } from './wire/timings-clock.js';

@@ -5,7 +5,7 @@ import { errorCodeName, type StreamFailureDetails } from './http2/stream-failure
  * `goaway`, the server sent GOAWAY (`errorCode` its code by name, `NO_ERROR` for a graceful shutdown),
  * or `ping-timeout`, the session stopped answering PINGs.
  */
-export interface Http2SessionEnd {
+export interface Http2SessionEndReport {
     readonly event: 'goaway' | 'ping-timeout';
     /** With `goaway`: the GOAWAY's error code by name (RFC 9113 7), e.g. `NO_ERROR`, `INTERNAL_ERROR`. */
     readonly errorCode: string | undefined;
@@ -16,7 +16,7 @@ export interface Http2SessionEnd {
  * undefined for any failure a session's end did not cause. Apart from the HTTP/2 transport (its
  * declaration names none of it), which a process that never speaks HTTP/2 does not load.
  */
-export function http2SessionEndOf(err: unknown): Http2SessionEnd | undefined {
+export function http2SessionEndOf(err: unknown): Http2SessionEndReport | undefined {
     if (typeof err !== 'object' || err === null) {
         return undefined;
     }
