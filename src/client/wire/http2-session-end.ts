@@ -1,4 +1,5 @@
-import { errorCodeName, type StreamFailureDetails } from './http2/stream-failure.js';
+import { errorCodeName } from './http2/error-codes.js';
+import type { StreamFailureDetails } from './http2/stream-failure.js';
 
 /**
  * How the HTTP/2 session of a failed stream ended, when its end is what failed it (README "HTTP/2"):

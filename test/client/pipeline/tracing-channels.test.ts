@@ -9,11 +9,11 @@ import {
     Client,
     type HopMessage,
     type RequestUri
-} from '../../src/client/index.js';
-import { refusedUrl, startHttp, type TestServer } from './helpers.js';
-import { expectReleased, timersBefore } from './http2/released.js';
-import { type Http2TestServer, startHttp2 } from './http2/servers.js';
-import { rejection } from './http2/settling.js';
+} from '../../../src/client/index.js';
+import { refusedUrl, startHttp, type TestServer } from '../helpers.js';
+import { expectReleased, timersBefore } from '../wire/http2/released.js';
+import { type Http2TestServer, startHttp2 } from '../wire/http2/servers.js';
+import { rejection } from '../wire/http2/settling.js';
 
 /**
  * docs/observability.md "Tracing channels": a tracer that is not OpenTelemetry, written from that page
