@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Attributes, Span } from '@opentelemetry/api';
-import { cacheOutcomeOf, cacheStoredOf } from '../src/client/cache/cache-status.js';
+import { cacheOutcomeOf, cacheStoredOf } from '../src/client/index.js';
 
 /**
  * Span and metric attribute of a hop made by a client with a cache (README "Cache"): how the call

@@ -1,9 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { context, type Link, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
-import type { ResponseDetails } from '../src/client/contract/types.js';
-import { isOn } from '../src/client/options/values.js';
-import { afterErrorRead } from '../src/client/pipeline/error-read.js';
-import { openSessionsOf } from '../src/client/wire/session-census.js';
+import { afterErrorRead, openHttp2Sessions, type ResponseDetails, timingsToMonotonic } from '../src/client/index.js';
 import { ATTR_PROBLEM_TYPE, receivedProblemType } from '../src/errors/span-attributes.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
 import { requestBodyOf, responseBodyOf } from './body-size.js';
@@ -20,9 +17,10 @@ import {
 import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './config.js';
 import { ConnectionMetrics } from './connection-metrics.js';
 import { OpenConnections } from './connection-pool.js';
+import { HopEvents } from './log-events.js';
 import { endMeasured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
-import { guarded, reportError, resolveProviders } from './providers.js';
+import { guarded, INSTRUMENTATION_VERSION, reportError, resolveProviders } from './providers.js';
 import { callerContext, createRequestUntraced, isTracingSuppressed } from './request-scope.js';
 import { SeenAgents } from './seen-agents.js';
 import { recordPhases } from './span-phases.js';
@@ -53,7 +51,8 @@ export class ClientHandlers {
     private readonly metrics: HttpMetrics;
     private readonly requestHeaders: CapturedHeaders;
     private readonly responseHeaders: CapturedHeaders;
-    private readonly phaseEvents: boolean;
+    // Where a hop's exception and phase events go (log records, and span events with `spanEvents`).
+    private readonly events: HopEvents;
     // With `optionalMetrics` only: without it, no connection or pool is looked at.
     private readonly connections: OpenConnections | undefined;
     private readonly connectionMetrics: ConnectionMetrics | undefined;
@@ -72,7 +71,7 @@ export class ClientHandlers {
         this.requestHeaders = capturedHeaders(config.headersToSpanAttributes?.request, 'request');
         this.responseHeaders = capturedHeaders(config.headersToSpanAttributes?.response, 'response');
         this.metrics = createHttpMetrics(meter, 'client', config.optionalMetrics === true);
-        this.phaseEvents = config.phaseEvents === true;
+        this.events = new HopEvents(config, INSTRUMENTATION_VERSION);
         this.storeErrors = new StoreErrorCounter(meter);
         if (config.optionalMetrics === true) {
             const agents = new SeenAgents(() => client.agents);
@@ -80,7 +79,7 @@ export class ClientHandlers {
             this.connections = new OpenConnections(
                 meter,
                 () => agents.agents(),
-                () => openSessionsOf(client.agents ?? undefined)
+                () => openHttp2Sessions(client.agents ?? undefined)
             );
             this.connectionMetrics = new ConnectionMetrics(meter);
         }
@@ -236,7 +235,8 @@ export class ClientHandlers {
         const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
         // A span the sampler dropped records nothing: no attribute of its is worked out (client-span.ts).
         const recording = span.isRecording();
-        if (recording && isOn(options.cache)) {
+        // `cache` is on when given and not false (EffectiveOptions holds no null).
+        if (recording && options.cache !== undefined && options.cache !== false) {
             // Only a cached call's fetch can have waiters to link to it, and only a recorded span is worth a link.
             (uri as TracedUri)[uriSpanKey] = span;
         }
@@ -293,14 +293,15 @@ export class ClientHandlers {
         // outcome, so the span's events run in time order, its `exception` last.
         const timings = hop.details?.timings;
         if (timings !== undefined && hop.recording) {
-            recordPhases(hop.span, timings, this.phaseEvents);
+            recordPhases(hop.span, timings);
+            this.events.phasesOf(hop.span, timings, timingsToMonotonic);
         }
 
         if (res !== undefined) {
             addCacheStored(hop.recording ? hop.span : undefined, hop.metricAttributes, res);
         }
 
-        recordOutcome(hop, end);
+        recordOutcome(hop, end, this.events);
         // Sizes only for a hop that got a response: before one, nothing says what reached the server.
         const requestBody = res === undefined ? undefined : hop.requestBody;
         // A declared length holds only for a body received whole: a body cut short has no size.

@@ -9,7 +9,7 @@ import {
     SpanStatusCode,
     type Tracer
 } from '@opentelemetry/api';
-import type { EffectiveOptions, RequestUri, ResendReason, ResponseDetails } from '../src/client/contract/types.js';
+import type { EffectiveOptions, RequestUri, ResendReason, ResponseDetails } from '../src/client/index.js';
 import {
     ATTR_URL_TEMPLATE,
     addHeaderAttributes,
@@ -22,6 +22,7 @@ import {
 import type { BodyCount } from './body-size.js';
 import { addCacheOutcome } from './cache-outcome.js';
 import { causeOf, failureErrorType, statusErrorType } from './error-type.js';
+import type { HopEvents } from './log-events.js';
 import type { Measured } from './measured.js';
 import {
     ATTR_ERROR_TYPE,
@@ -192,8 +193,11 @@ function hopErrorType({ err, res, interrupted }: HopEnd): string | undefined {
     return interrupted ? (statusType ?? ERROR_TYPE_VALUE_OTHER) : statusType;
 }
 
-/** Marks the span and the duration point of a hop that did not succeed; no-op for one that did. */
-export function recordOutcome(hop: HopRecord, end: HopEnd): void {
+/**
+ * Marks the span and the duration point of a hop that did not succeed, and tells its exception
+ * (log-events.ts); no-op for one that did.
+ */
+export function recordOutcome(hop: HopRecord, end: HopEnd, events: HopEvents): void {
     const { span, metricAttributes } = hop;
     const { err, interrupted, resent } = end;
     if (resent !== undefined) {
@@ -219,6 +223,11 @@ export function recordOutcome(hop: HopRecord, end: HopEnd): void {
     }
 
     metricAttributes[ATTR_ERROR_TYPE] = errorType;
+    if (err !== undefined) {
+        // Told whether the span records or not: an exception the caller saw is not sampled, as a metric is not.
+        events.exception(span, hop.recording, causeOf(err) ?? err, errorType, metricAttributes);
+    }
+
     if (!hop.recording) {
         return;
     }
@@ -232,7 +241,6 @@ export function recordOutcome(hop: HopRecord, end: HopEnd): void {
         }
 
         recordSessionEnd(span, err);
-        span.recordException(causeOf(err) ?? err);
         span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
     } else if (interrupted) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: 'The response closed before its body was received' });

@@ -1,6 +1,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Span } from '@opentelemetry/api';
-import type { EffectiveOptions, RequestUri } from '../src/client/contract/types.js';
+import type { EffectiveOptions, RequestUri } from '../src/client/index.js';
+import type { EventLoggerProvider } from './log-events.js';
 import type { ProviderConfig } from './providers.js';
 
 /*
@@ -47,13 +48,24 @@ export interface ClientInstrumentationConfig extends ProviderConfig {
      */
     optionalMetrics?: boolean;
     /**
-     * Also put an event on a hop's span at each moment of its timings (`tracewire.socket` ...
-     * `tracewire.end`, `PHASE_EVENTS`), drawn as marks on the span's bar by Jaeger and Tempo.
-     * Default false: the phase attributes (`PHASE_ATTRIBUTES`) already say where the time went,
-     * and the events cost more than the rest of the span's attributes together
-     * (docs/observability.md, "Phases on client spans").
+     * Also tell each moment of a hop's timings as an event (`tracewire.socket` ... `tracewire.end`,
+     * `PHASE_EVENTS`): a log record at that moment through the Logs API, and with `spanEvents` an event
+     * on the span, drawn as a mark on its bar by Jaeger and Tempo. Default false: the phase attributes
+     * (`PHASE_ATTRIBUTES`) already say where the time went, and the events cost more than the rest of
+     * the span's attributes together (docs/observability.md, "Phases on client spans").
      */
     phaseEvents?: boolean;
+    /**
+     * Where the log-based events go (docs/observability.md, "Events as logs"): a failed hop's
+     * `http.client.request.exception`, and with `phaseEvents` its moments. Default: the global
+     * LoggerProvider of `@opentelemetry/api-logs` when that optional peer is installed; none otherwise.
+     */
+    loggerProvider?: EventLoggerProvider;
+    /**
+     * Also put the events on the spans, as before log-based events: the `exception` of a failed hop
+     * and, with `phaseEvents`, its moments. For backends that read events from spans only. Default false.
+     */
+    spanEvents?: boolean;
 }
 
 /** `instrumentClient()`'s config, plus OpenTelemetry's `enabled` (default true: enabled as it is made). */

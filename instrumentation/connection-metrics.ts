@@ -2,9 +2,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { type Attributes, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
-import type { Timings } from '../src/client/contract/timings.js';
-import type { RequestUri } from '../src/client/contract/types.js';
-import { monotonicAt, timestamp } from '../src/client/wire/hop-timings.js';
+import { type RequestUri, type Timings, timingsNow, timingsToMonotonic } from '../src/client/index.js';
 import { net } from '../src/common/node-modules.js';
 import { serverAddress, serverPort } from './attributes.js';
 import { failureErrorType } from './error-type.js';
@@ -76,7 +74,7 @@ export class ConnectionMetrics {
         attributes[ATTR_DNS_QUESTION_NAME] = req?.host ?? serverAddress(uri);
         let duration = timings.phases.dns;
         if (duration === undefined) {
-            duration = (timings.error ?? timings.abort ?? timestamp()) - timings.socket!;
+            duration = (timings.error ?? timings.abort ?? timingsNow()) - timings.socket!;
             attributes[ATTR_ERROR_TYPE] = failureErrorType(err!, undefined) ?? ERROR_TYPE_VALUE_OTHER;
         }
 
@@ -103,7 +101,7 @@ export class ConnectionMetrics {
 
         // On the monotonic clock: a kept-alive connection may live for hours, over which the epoch
         // clock's anchor follows the wall clock's steps and slewing.
-        const since = monotonicAt(connectedAt);
+        const since = timingsToMonotonic(connectedAt);
         const record = () => this.connectionDuration.record((performance.now() - since) / 1000, attributes);
         if (socket.closed) {
             record();

@@ -1,7 +1,7 @@
 import type { Agent } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Attributes, Meter, ObservableResult, ObservableUpDownCounter } from '@opentelemetry/api';
-import type { OpenSession } from '../src/client/wire/session-census.js';
+import type { OpenHttp2Session } from '../src/client/index.js';
 import {
     ATTR_HTTP_CONNECTION_STATE,
     ATTR_SERVER_ADDRESS,
@@ -43,7 +43,7 @@ export class OpenConnections {
     constructor(
         meter: Meter,
         private readonly agentsOf: () => Iterable<Agent>,
-        private readonly sessionsOf: () => Iterable<OpenSession>
+        private readonly sessionsOf: () => Iterable<OpenHttp2Session>
     ) {
         this.gauge = meter.createObservableUpDownCounter(METRIC_HTTP_CLIENT_OPEN_CONNECTIONS, {
             description: 'Number of outbound HTTP connections that are currently active or idle on the client.',

@@ -1,4 +1,4 @@
-import { clientRequestMarker } from '../src/client/wire/http1/node-options.js';
+import { clientRequestMarker } from '../src/client/index.js';
 
 /** The mark the tracewire client puts on the headers of the options it hands to `http.request()`. */
 export const TRACEWIRE_REQUEST: typeof clientRequestMarker = clientRequestMarker;

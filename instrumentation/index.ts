@@ -21,8 +21,11 @@ export type {
     TracewireInstrumentationConfig
 } from './config.js';
 export { ignoreTracewireRequests, isTracewireRequest, TRACEWIRE_REQUEST } from './http-instrumentation.js';
+export type { EventLogger, EventLoggerProvider, EventRecord } from './log-events.js';
+export { INSTRUMENTATION_VERSION } from './providers.js';
 export {
     ATTR_DNS_QUESTION_NAME,
+    EVENT_HTTP_CLIENT_REQUEST_EXCEPTION,
     METRIC_DNS_LOOKUP_DURATION,
     METRIC_HTTP_CLIENT_CONNECTION_DURATION
 } from './semconv.js';
@@ -41,7 +44,7 @@ export {
     ATTR_CACHE_STORE_OPERATION,
     METRIC_CACHE_STORE_ERRORS
 } from './store-errors.js';
-export { INSTRUMENTATION_VERSION, TracewireInstrumentation } from './tracewire-instrumentation.js';
+export { TracewireInstrumentation } from './tracewire-instrumentation.js';
 export {
     ATTR_HTTP2_GOAWAY_ERROR_CODE,
     ATTR_HTTP2_SESSION_END,

@@ -11,6 +11,9 @@ import {
 /** The instrumentation scope of every span and metric made here. */
 export const INSTRUMENTATION_SCOPE = 'tracewire/instrumentation';
 
+/** The version this instrumentation reports: the package's (a test holds the two together). */
+export const INSTRUMENTATION_VERSION = '0.1.0';
+
 /** The bucket boundaries the conventions advise for `http.*.request.duration`, in seconds. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 

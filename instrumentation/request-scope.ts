@@ -1,6 +1,6 @@
 import type { ClientRequest } from 'node:http';
 import { type Context, context, createContextKey } from '@opentelemetry/api';
-import { type RequestScope, requestScopeKey } from '../src/client/wire/http1/node-http.js';
+import { type RequestScope, requestScopeKey } from '../src/client/index.js';
 import { http, https } from '../src/common/node-modules.js';
 
 /*

@@ -1,15 +1,15 @@
 import type { Span } from '@opentelemetry/api';
-import type { TimeoutPhase, TimingPhases, Timings } from '../src/client/contract/timings.js';
-import { monotonicAt } from '../src/client/wire/hop-timings.js';
+import type { TimeoutPhase, TimingPhases, Timings } from '../src/client/index.js';
 
 /*
  * A hop's phases on its span (README "Phases on client spans"). The semantic conventions have no
- * HTTP client phase attributes or events yet, so both forms are given, under our own namespace: an
- * event at each moment of the hop's `timings` (Jaeger and Tempo draw events on the span's
- * timeline) and one attribute per phase duration (what attribute queries filter and aggregate on).
+ * HTTP client phase attributes or events yet, so both forms are given, under our own namespace: one
+ * attribute per phase duration (what attribute queries filter and aggregate on), and with
+ * `phaseEvents` an event at each moment of the hop's `timings` (log-events.ts: a log record, and with
+ * `spanEvents` a span event, which Jaeger and Tempo draw on the span's timeline).
  */
 
-/** The span event at each moment a hop's `timings` record, in the order they happen. */
+/** The event at each moment a hop's `timings` record, in the order they happen. */
 export const PHASE_EVENTS = {
     socket: 'tracewire.socket',
     lookup: 'tracewire.lookup',
@@ -34,24 +34,10 @@ export const PHASE_ATTRIBUTES = {
 /** The phase whose bound ran out (`lookup`, `connect`, `secureConnect`, `send`, `response` or `deadline`), on the span of the hop that timed out. */
 export const ATTR_TIMEOUT_PHASE = 'tracewire.timeout.phase';
 
-const eventEntries = Object.entries(PHASE_EVENTS) as [keyof typeof PHASE_EVENTS, string][];
 const attributeEntries = Object.entries(PHASE_ATTRIBUTES) as [keyof typeof PHASE_ATTRIBUTES, string][];
 
-/**
- * Puts on the span the phases the hop had, and with `events` the moments too; a phase or a moment
- * it did not have adds nothing.
- */
-export function recordPhases(span: Span, timings: Timings, events: boolean): void {
-    if (events) {
-        for (const [moment, name] of eventEntries) {
-            const at = timings[moment];
-            if (at !== undefined) {
-                // As a monotonic reading, which the SDK places on the span's own timeline.
-                span.addEvent(name, monotonicAt(at));
-            }
-        }
-    }
-
+/** Puts on the span the phases the hop had; a phase it did not have adds nothing. */
+export function recordPhases(span: Span, timings: Timings): void {
     const phases = timings.phases;
     for (const [phase, name] of attributeEntries) {
         const duration = phases[phase];

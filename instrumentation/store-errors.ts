@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Attributes, Counter, Meter } from '@opentelemetry/api';
-import { type CacheStoreErrorMessage, CLIENT_CHANNELS } from '../src/client/pipeline/channels.js';
+import { type CacheStoreErrorMessage, CLIENT_CHANNELS } from '../src/client/index.js';
 
 /**
  * `tracewire.cache.store.errors`: the failed calls to a cache store (docs/cache.md "Store failures").

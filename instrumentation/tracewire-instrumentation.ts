@@ -6,13 +6,11 @@ import {
     type PreRequestMessage,
     type RequestMessage,
     type ResponseMessage
-} from '../src/client/pipeline/channels.js';
+} from '../src/client/index.js';
 import { type ClientInstrumentation, instrumentClient } from './client.js';
 import type { ClientInstrumentationConfig, TracewireInstrumentationConfig } from './config.js';
-import { INSTRUMENTATION_SCOPE } from './providers.js';
-
-/** The version this instrumentation reports: the package's (a test holds the two together). */
-export const INSTRUMENTATION_VERSION = '0.1.0';
+import type { EventLoggerProvider } from './log-events.js';
+import { INSTRUMENTATION_SCOPE, INSTRUMENTATION_VERSION } from './providers.js';
 
 /**
  * Every tracewire client of the process traced at once (README "Observability"): an OpenTelemetry
@@ -33,6 +31,7 @@ export class TracewireInstrumentation {
     private config: TracewireInstrumentationConfig = { enabled: true };
     private tracerProvider: TracerProvider | undefined;
     private meterProvider: MeterProvider | undefined;
+    private loggerProvider: EventLoggerProvider | undefined;
     private subscription: ChannelSubscription | undefined;
 
     constructor(config: TracewireInstrumentationConfig = {}) {
@@ -66,6 +65,12 @@ export class TracewireInstrumentation {
         this.restart();
     }
 
+    /** The LoggerProvider of the log-based events (`registerInstrumentations()` and NodeSDK hand theirs). */
+    setLoggerProvider(loggerProvider: EventLoggerProvider): void {
+        this.loggerProvider = loggerProvider;
+        this.restart();
+    }
+
     /** Replaces the config (as OpenTelemetry's instrumentations do); an enabled instrumentation applies it at once. */
     setConfig(config: TracewireInstrumentationConfig): void {
         this.config = { enabled: true, ...config };
@@ -87,12 +92,17 @@ export class TracewireInstrumentation {
         const { enabled: _enabled, ...config } = this.config;
         const tracerProvider = config.tracerProvider ?? this.tracerProvider;
         const meterProvider = config.meterProvider ?? this.meterProvider;
+        const loggerProvider = config.loggerProvider ?? this.loggerProvider;
         if (tracerProvider !== undefined) {
             config.tracerProvider = tracerProvider;
         }
 
         if (meterProvider !== undefined) {
             config.meterProvider = meterProvider;
+        }
+
+        if (loggerProvider !== undefined) {
+            config.loggerProvider = loggerProvider;
         }
 
         return config;

@@ -1,8 +1,5 @@
 import type { Attributes, Span } from '@opentelemetry/api';
-import type { ResendReason } from '../src/client/contract/types.js';
-import { errorCodeName } from '../src/client/wire/http2/error-codes.js';
-import type { StreamFailureDetails } from '../src/client/wire/http2/stream-failure.js';
-import { causeOf } from './error-type.js';
+import { http2SessionEndOf, type ResendReason } from '../src/client/index.js';
 
 /*
  * What a hop's span says of the transport beyond the conventions' attributes (README "HTTP/2"): why a
@@ -53,14 +50,13 @@ export function addResendReason(attributes: Attributes, reason: ResendReason | u
 
 /** Records on the span of a failed hop how its HTTP/2 session ended, when that is what failed it. */
 export function recordSessionEnd(span: Span, err: Error): void {
-    const failure = (causeOf(err) ?? err) as Error & { http2?: StreamFailureDetails };
-    const end = failure.http2?.session;
+    const end = http2SessionEndOf(err);
     if (end === undefined) {
         return;
     }
 
     span.setAttribute(ATTR_HTTP2_SESSION_END, end.event);
-    if (end.event === 'goaway') {
-        span.setAttribute(ATTR_HTTP2_GOAWAY_ERROR_CODE, errorCodeName(end.errorCode));
+    if (end.errorCode !== undefined) {
+        span.setAttribute(ATTR_HTTP2_GOAWAY_ERROR_CODE, end.errorCode);
     }
 }

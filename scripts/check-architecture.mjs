@@ -1,7 +1,8 @@
 // The shape of the source tree, checked (docs/architecture.md): every import runs one way between the
-// client's folders, as each folder's README.md allows ("May import:"); no module imports another in a
-// cycle, type-only imports included; no source file over 500 lines, no class over 300; every source
-// file named in its folder's README.md, so the map of the tree keeps up with the tree.
+// client's folders, as each folder's README.md allows ("May import:"); the instrumentation reaches the
+// client through its public entry only; no module imports another in a cycle, type-only imports
+// included; no source file over 500 lines, no class over 300; every source file named in its folder's
+// README.md, so the map of the tree keeps up with the tree.
 // `node scripts/check-architecture.mjs` prints the problems and fails; test/common/architecture.test.ts runs it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -20,6 +21,13 @@ const partRules = {
     'src/client': ['src/common', 'src/errors'],
     'src/static': ['src/common', 'src/errors'],
     instrumentation: ['src/common', 'src/errors', 'src/client', 'src/static']
+};
+
+// The parts that may reach another only through that part's public entry: the instrumentation is a
+// subscriber of the client's public contract, as any vendor's could be (docs/observability.md,
+// "Tracing channels"), so nothing it reads of the client is internal.
+const entryOnlyRules = {
+    instrumentation: { 'src/client': 'src/client/index.ts' }
 };
 
 /** Every .ts module under `dir` (declaration files included: they can be part of a cycle too). */
@@ -218,6 +226,12 @@ export function architectureProblems(root) {
             const targetPart = partOf(target);
             if (targetPart !== part && !partRules[part]?.includes(targetPart)) {
                 problems.push(`${path} imports ${target}: ${part} may not import ${targetPart}`);
+                continue;
+            }
+
+            const entry = entryOnlyRules[part]?.[targetPart];
+            if (entry !== undefined && target.split(sep).join('/') !== entry) {
+                problems.push(`${path} imports ${target}: ${part} may import ${targetPart} only through ${entry}`);
                 continue;
             }
 

@@ -7,6 +7,7 @@ import { Client } from './surface/client.js';
 export const client: Client = new Client();
 
 export type { ReadableSource } from './bodies/read.js';
+export { type CacheOutcome, cacheOutcomeOf, cacheStoredOf } from './cache/cache-status.js';
 
 export { MemoryCacheStore, type MemoryCacheStoreOptions } from './cache/stores/memory-store.js';
 export {
@@ -66,7 +67,18 @@ export {
     type RequestMessage,
     type ResponseMessage
 } from './pipeline/channels.js';
+export { afterErrorRead } from './pipeline/error-read.js';
+export {
+    type CallMessage,
+    CLIENT_TRACING_CHANNELS,
+    type HopMessage,
+    type HopReason
+} from './pipeline/tracing.js';
 export type { CacheControl } from './surface/cache-control.js';
 export { Client, type ClientEmitter, type ClientWithEvents } from './surface/client.js';
+export { type RequestScope, requestScopeKey } from './wire/http1/node-http.js';
 export { clientRequestMarker } from './wire/http1/node-options.js';
 export { Http2Request, isHttp2Request } from './wire/http2/request.js';
+export { type Http2SessionEndReport, http2SessionEndOf } from './wire/http2-session-end.js';
+export { type OpenSession as OpenHttp2Session, openSessionsOf as openHttp2Sessions } from './wire/session-census.js';
+export { monotonicAt as timingsToMonotonic, timestamp as timingsNow } from './wire/timings-clock.js';

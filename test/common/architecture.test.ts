@@ -81,4 +81,27 @@ describe('the shape of the source tree', () => {
             }
         );
     });
+
+    it('would name the instrumentation importing the client anywhere but its public entry, types included', () => {
+        withTree(
+            {
+                'src/client/index.ts': "export { a } from './top/a.js';\nexport type { B } from './top/b.js';\n",
+                'src/client/README.md': 'The entry: `index.ts`.\n',
+                'src/client/top/README.md': 'Owns the top: `a.ts`, `b.ts`.\n\nMay import: nothing.\n',
+                'instrumentation/README.md': '`public.ts`, `value.ts`, `type.ts`.\n',
+                'src/client/top/a.ts': 'export const a = 1;\n',
+                'src/client/top/b.ts': 'export type B = number;\n',
+                'instrumentation/public.ts':
+                    "import { a, type B } from '../src/client/index.js';\nexport const p: B = a;\n",
+                'instrumentation/value.ts': "import { a } from '../src/client/top/a.js';\nexport const v = a;\n",
+                'instrumentation/type.ts': "import type { B } from '../src/client/top/b.js';\nexport type T = B;\n"
+            },
+            (root) => {
+                expect(architectureProblems(root)).toEqual([
+                    'instrumentation/type.ts imports src/client/top/b.ts: instrumentation may import src/client only through src/client/index.ts',
+                    'instrumentation/value.ts imports src/client/top/a.ts: instrumentation may import src/client only through src/client/index.ts'
+                ]);
+            }
+        );
+    });
 });

@@ -98,7 +98,8 @@ beforeAll(async () => {
     instrumentation = instrumentClient(traced, {
         tracerProvider: otel.tracerProvider,
         meterProvider: otel.meterProvider,
-        phaseEvents: true
+        phaseEvents: true,
+        spanEvents: true
     });
 });
 

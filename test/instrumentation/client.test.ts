@@ -60,7 +60,7 @@ beforeAll(async () => {
     port = (server.address() as AddressInfo).port;
     base = `http://127.0.0.1:${port}`;
     // With the phase events, which this file's error cases assert (the default has none: client-phases.test.ts).
-    instrumentation = instrumentClient(traced, { ...providers, phaseEvents: true });
+    instrumentation = instrumentClient(traced, { ...providers, phaseEvents: true, spanEvents: true });
 });
 
 afterEach(() => {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { SpanStatusCode } from '@opentelemetry/api';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import {
     ATTR_ERROR_TYPE,
@@ -78,7 +78,9 @@ function instrumented(http2Option: Http2Options, extra: object = {}): Client {
     const instrumentation = instrumentClient(api, {
         tracerProvider: otel.tracerProvider,
         meterProvider: otel.meterProvider,
-        optionalMetrics: true
+        optionalMetrics: true,
+        // The exception as a span event, which these tests read.
+        spanEvents: true
     });
     const [ownOtel, ownAgents] = [otel, api.agents];
     closers.push(async () => {
@@ -238,6 +240,45 @@ describe('HTTP/2 on client spans and metrics', () => {
         expect((point!.value as { count: number }).count).toBe(1);
         await expect.poll(() => openConnections(server)).toEqual({ active: 0, idle: 0 });
         await expectReleased(api, [server], timers);
+    });
+});
+
+describe("HTTP/2 hops in their own call's context", () => {
+    it('concurrent calls of three callers on one session: each redirect hop is a child of its own caller', async () => {
+        const server = await h2Server(undefined);
+        server.server.on('stream', (stream, headers) => {
+            const path = String(headers[':path']);
+            if (path.startsWith('/moved/')) {
+                // Answered once all three streams are open on the session, from its callbacks.
+                setTimeout(() => {
+                    stream.respond({ ':status': 302, location: `/target/${path.slice('/moved/'.length)}` });
+                    stream.end();
+                }, 20);
+            } else {
+                stream.respond({ ':status': 200 });
+                stream.end('ok');
+            }
+        });
+        instrumented({ idleTimeout: 100 }, { redirects: 1 });
+        const tracer = otel.tracerProvider.getTracer('callers');
+        const callers = ['a', 'b', 'c'].map((name) => tracer.startSpan(name));
+        await Promise.all(
+            callers.map((caller, i) =>
+                context.with(trace.setSpan(context.active(), caller), () => api.get(`${server.url}/moved/${i}`))
+            )
+        );
+        expect(server.sessions).toHaveLength(1);
+
+        await expect.poll(() => otel.spans().length).toBe(6);
+        for (const [i, caller] of callers.entries()) {
+            const hops = [...spansTo(`${server.url}/moved/${i}`), ...spansTo(`${server.url}/target/${i}`)];
+            expect(hops.map((span) => span.parentSpanContext?.spanId)).toEqual([
+                caller.spanContext().spanId,
+                caller.spanContext().spanId
+            ]);
+        }
+
+        await expectReleased(api, [server], timers, { serversClose: false });
     });
 });
 

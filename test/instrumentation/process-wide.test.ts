@@ -151,6 +151,7 @@ describe('TracewireInstrumentation', () => {
             ...providers,
             optionalMetrics: true,
             phaseEvents: true,
+            spanEvents: true,
             headersToSpanAttributes: { response: ['content-type'] }
         };
         const own = instrumentClient(eventsClient, config);
@@ -244,7 +245,7 @@ describe('TracewireInstrumentation', () => {
         expect(otel.spans()).toHaveLength(1);
     });
 
-    it('puts the phases on a span as attributes, and their moments as events only with phaseEvents: true', async () => {
+    it('puts the phases on a span as attributes, and their moments as span events only with phaseEvents and spanEvents', async () => {
         const timedEvents = () =>
             otel
                 .spans()
@@ -261,7 +262,7 @@ describe('TracewireInstrumentation', () => {
         expect(timedEvents()).toEqual([]);
 
         otel.reset();
-        unregister = register(new TracewireInstrumentation({ ...providers, phaseEvents: true }));
+        unregister = register(new TracewireInstrumentation({ ...providers, phaseEvents: true, spanEvents: true }));
         try {
             await client.get(`${server.url}/`);
         } finally {

@@ -70,7 +70,9 @@ beforeAll(async () => {
     handle = instrumentClient(traced, {
         tracerProvider: watchedProvider,
         meterProvider: otel.meterProvider,
-        headersToSpanAttributes: { request: ['content-type'], response: ['content-type'] }
+        headersToSpanAttributes: { request: ['content-type'], response: ['content-type'] },
+        // Everything a sampled span can be given, span events included.
+        spanEvents: true
     });
     server = createServer((req, res) => {
         received.push(req.headers);

@@ -64,6 +64,7 @@ export function revalidateInBackground(
 }
 
 class BackgroundRevalidation implements HopOwner {
+    readonly background = true;
     readonly redirectCount = 0;
     readonly retryCount = 0;
     readonly staleResends = 0;

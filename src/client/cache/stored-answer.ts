@@ -1,7 +1,9 @@
+import type { HttpError } from '../../errors/index.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
-import type { HopResponse, TimedResponse } from '../contract/types.js';
+import type { EffectiveOptions, HopResponse, RequestUri, TimedResponse } from '../contract/types.js';
 import { announceHop, type Pipeline, reportHop, requestUriOf } from '../pipeline/pipeline.js';
+import type { HopTrace } from '../pipeline/tracing.js';
 import { destinationOf } from '../wire/destination.js';
 import type { AnsweredHop } from '../wire/hop.js';
 import { HopClock } from '../wire/hop-timings.js';
@@ -37,7 +39,8 @@ export function answerStored(
 
 /**
  * A call answered without a hop on the wire (from the store, or a 504 for `only-if-cached`): reported
- * on the pipeline like a hop (README "The event pipeline"), then handed to the flow as its response.
+ * on the pipeline like a hop (README "The event pipeline"), and traced as one when the call is
+ * (`fromCache`), then handed to the flow as its response.
  */
 export function answerFromCache(
     flow: CachedFlow,
@@ -53,41 +56,75 @@ export function answerFromCache(
         destination: call.target instanceof URL ? destinationOf(call.target) : call.target,
         clock
     };
-    if (pipeline !== undefined) {
-        const start = Date.now();
-        const uri = requestUriOf(call.target, call.method, call.options.headers, flow, call.resendReason);
-        if (call.fetcher !== undefined) {
-            uri.collapsedInto = call.fetcher;
-        }
-
-        try {
-            announceHop(pipeline, uri, call.options);
-        } catch (err) {
-            res.destroy();
-            const failure = clientFailure(`A preRequest event listener threw: ${(err as Error).message}`, err);
-            clock.hopEnded(failure);
-            flow.fail(reportHop(pipeline, failure, undefined, undefined, start, uri, clock.timings) ?? failure);
-            return;
-        }
-
-        if (flow.settled) {
-            // A listener aborted the signal.
-            res.destroy();
-            return;
-        }
-
+    if (pipeline === undefined) {
         clock.responded(res, true);
         clock.hopEnded(undefined);
-        const failure = reportHop(pipeline, undefined, undefined, res as TimedResponse, start, uri, clock.timings);
-        if (failure !== undefined) {
-            res.destroy();
-            flow.fail(failure);
-            return;
-        }
-    } else {
-        clock.responded(res, true);
-        clock.hopEnded(undefined);
+        flow.hopResponded(answered, res);
+        return;
     }
 
-    flow.hopResponded(answered, res);
+    const start = Date.now();
+    const uri = requestUriOf(call.target, call.method, call.options.headers, flow, call.resendReason);
+    if (call.fetcher !== undefined) {
+        uri.collapsedInto = call.fetcher;
+    }
+
+    const trace = pipeline.tracing?.hop(uri, call.options, clock.timings, true, false);
+    if (trace === undefined) {
+        if (reportAnswer(flow, pipeline, uri, call.options, start, res, clock, undefined)) {
+            flow.hopResponded(answered, res);
+        }
+
+        return;
+    }
+
+    trace.begin(() => {
+        if (reportAnswer(flow, pipeline, uri, call.options, start, res, clock, trace)) {
+            flow.hopResponded(answered, res);
+        }
+    });
+    trace.handedOver();
+}
+
+/** Reports a hop the cache answered on the pipeline: true when the flow goes on with `res`, false when the call failed or was stopped. */
+function reportAnswer(
+    flow: CachedFlow,
+    pipeline: Pipeline,
+    uri: RequestUri,
+    options: EffectiveOptions,
+    start: number,
+    res: HopResponse,
+    clock: HopClock,
+    trace: HopTrace | undefined
+): boolean {
+    const report = (err: HttpError | undefined, answer: TimedResponse | undefined): HttpError | undefined =>
+        trace === undefined
+            ? reportHop(pipeline, err, undefined, answer, start, uri, clock.timings)
+            : trace.ended(err, answer, () => reportHop(pipeline, err, undefined, answer, start, uri, clock.timings));
+    try {
+        announceHop(pipeline, uri, options);
+    } catch (err) {
+        res.destroy();
+        const failure = clientFailure(`A preRequest event listener threw: ${(err as Error).message}`, err);
+        clock.hopEnded(failure);
+        flow.fail(report(failure, undefined) ?? failure);
+        return false;
+    }
+
+    if (flow.settled) {
+        // A listener aborted the signal.
+        res.destroy();
+        return false;
+    }
+
+    clock.responded(res, true);
+    clock.hopEnded(undefined);
+    const failure = report(undefined, res as TimedResponse);
+    if (failure !== undefined) {
+        res.destroy();
+        flow.fail(failure);
+        return false;
+    }
+
+    return true;
 }

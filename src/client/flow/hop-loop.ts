@@ -14,6 +14,7 @@ import type {
     ResendReason
 } from '../contract/types.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import type { CallTrace } from '../pipeline/tracing.js';
 import type { Destination } from '../wire/destination.js';
 import { type AnsweredHop, Hop } from '../wire/hop.js';
 import type { CallDeadline, DeadlineOwner } from './deadline.js';
@@ -172,6 +173,13 @@ export abstract class HopLoop implements CachedFlow, DeadlineOwner, RedirectingF
 
         this.settle();
         this.reject(err);
+    }
+
+    /** The call is traced: its promise settles inside the call's `asyncStart` (pipeline/tracing.ts). */
+    settleThrough(tracing: CallTrace): void {
+        const { resolve, reject } = this;
+        this.resolve = (value) => tracing.resolved(value, resolve);
+        this.reject = (err) => tracing.rejected(err, reject);
     }
 
     // What the cache layer, the redirects and the retries ask of the flow.

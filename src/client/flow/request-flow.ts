@@ -5,7 +5,8 @@ import { aborted, clientFailure } from '../contract/errors.js';
 import type { Agents, CacheOptions, ClientEvents, RequestAndReadOptions } from '../contract/types.js';
 import type { StoredDefaults } from '../options/options.js';
 import { isOn } from '../options/values.js';
-import { observedPipeline } from '../pipeline/pipeline.js';
+import { observedPipeline, type Pipeline } from '../pipeline/pipeline.js';
+import { traceCall } from '../pipeline/tracing.js';
 import { type PreparedCall, prepareCall } from './call-setup.js';
 import { CallDeadline } from './deadline.js';
 import type { Finisher } from './finisher.js';
@@ -26,27 +27,16 @@ export interface ClientContext {
  */
 export class RequestFlow extends HopLoop {
     constructor(
-        private readonly context: ClientContext,
+        readonly context: ClientContext,
         finisher: Finisher
     ) {
         super(context.agents, finisher);
     }
 
-    /** Checks the call, then starts the first hop; any problem rejects the promise, nothing throws. */
-    begin(
-        method: unknown,
-        uri: unknown,
-        options: RequestAndReadOptions | undefined,
-        defaults: StoredDefaults | undefined
-    ): void {
-        const call = prepareCall(method, uri, options, defaults, this.readsResponseBody);
-        if (call instanceof Error) {
-            this.fail(call);
-            return;
-        }
-
+    /** Starts a checked call (`beginCall()`), reporting to `pipeline`: its signal, deadline and retries, then its first hop. */
+    start(call: PreparedCall, pipeline: Pipeline | undefined): void {
+        this.pipeline = pipeline;
         const merged = call.options;
-        this.pipeline = observedPipeline(this.context.events);
         const signal = merged.signal;
         if (signal !== undefined) {
             if (signal.aborted) {
@@ -101,5 +91,32 @@ export class RequestFlow extends HopLoop {
             },
             (err: unknown) => this.fail(clientFailure('The modules of the request could not be loaded', err))
         );
+    }
+}
+
+/**
+ * Checks a call of `request()` or of a helper, then starts its flow, inside the call's tracing when a
+ * tracing channel has a subscriber (pipeline/tracing.ts); any problem rejects the promise, nothing throws.
+ */
+export function beginCall(
+    flow: RequestFlow,
+    method: unknown,
+    uri: unknown,
+    options: RequestAndReadOptions | undefined,
+    defaults: StoredDefaults | undefined
+): void {
+    const call = prepareCall(method, uri, options, defaults, flow.readsResponseBody);
+    if (call instanceof Error) {
+        flow.fail(call);
+        return;
+    }
+
+    const tracing = traceCall(call.method, call.target, call.options);
+    const pipeline = observedPipeline(flow.context.events, tracing);
+    if (tracing === undefined) {
+        flow.start(call, pipeline);
+    } else {
+        flow.settleThrough(tracing);
+        tracing.begin(() => flow.start(call, pipeline));
     }
 }

@@ -3,6 +3,7 @@ import type { EventEmitter } from 'eventemitter3';
 import type { HttpError } from '../../errors/index.js';
 import type { CacheStore } from '../contract/cache-store.js';
 import type { ClientEvents, EffectiveOptions, HopRequest, RequestUri, ResponseDetails } from '../contract/types.js';
+import type { CallTrace } from './tracing.js';
 
 /**
  * The `node:diagnostics_channel` names every client publishes its pipeline on (README "Diagnostics
@@ -75,6 +76,8 @@ export function publishCacheStoreError(message: CacheStoreErrorMessage): void {
 
 /** What a request reports its hops to: a client's emitter, or the publisher below. */
 export interface PipelineEmitter {
+    /** The call's tracing (tracing.ts), when a tracing channel had a subscriber as it began. */
+    readonly tracing?: CallTrace | undefined;
     emit(event: 'preRequest', uri: RequestUri, options: EffectiveOptions): unknown;
     emit(event: 'request', req: HopRequest): unknown;
     emit(event: 'response', err: HttpError | undefined, details: ResponseDetails): unknown;
@@ -82,13 +85,16 @@ export interface PipelineEmitter {
 
 /**
  * What a new request reports to: the client's observed emitter (or none) when no channel has a
- * subscriber, the usual case, which costs three `hasSubscribers` reads; else a publisher that
- * feeds the emitter and the channels. Like the emitter's, the choice holds for the whole request.
+ * subscriber and the call is not traced, the usual case, which costs three `hasSubscribers` reads;
+ * else a publisher that feeds the emitter and the channels, and carries the call's tracing. Like the
+ * emitter's, the choice holds for the whole request.
  */
-export function withChannels(events: EventEmitter<ClientEvents> | undefined): PipelineEmitter | undefined {
-    return preRequestChannel.hasSubscribers || requestChannel.hasSubscribers || responseChannel.hasSubscribers
-        ? new ChannelPublisher(events)
-        : events;
+export function withChannels(
+    events: EventEmitter<ClientEvents> | undefined,
+    tracing: CallTrace | undefined
+): PipelineEmitter | undefined {
+    const plain = preRequestChannel.hasSubscribers || requestChannel.hasSubscribers || responseChannel.hasSubscribers;
+    return plain || tracing !== undefined ? new ChannelPublisher(events, tracing, plain) : events;
 }
 
 /**
@@ -102,7 +108,14 @@ class ChannelPublisher implements PipelineEmitter {
     // The hop under way, for the `request` message.
     private uri: RequestUri | undefined;
 
-    constructor(private readonly events: EventEmitter<ClientEvents> | undefined) {}
+    constructor(
+        private readonly events: EventEmitter<ClientEvents> | undefined,
+        readonly tracing: CallTrace | undefined,
+        // Whether the plain channels had a subscriber as the request began: made for the tracing channels
+        // alone, the publisher builds no message for them, and a subscriber that comes later gets none of
+        // this request's (never a `response` without its `preRequest`).
+        private readonly plain: boolean
+    ) {}
 
     emit(event: 'preRequest', uri: RequestUri, options: EffectiveOptions): unknown;
     emit(event: 'request', req: HopRequest): unknown;
@@ -115,7 +128,9 @@ class ChannelPublisher implements PipelineEmitter {
                 try {
                     events?.emit('preRequest', first as RequestUri, second as EffectiveOptions);
                 } finally {
-                    preRequestChannel.publish({ uri: first, options: second });
+                    if (this.plain) {
+                        preRequestChannel.publish({ uri: first, options: second });
+                    }
                 }
 
                 return undefined;
@@ -123,7 +138,9 @@ class ChannelPublisher implements PipelineEmitter {
                 try {
                     events?.emit('request', first as HopRequest);
                 } finally {
-                    requestChannel.publish({ req: first, uri: this.uri });
+                    if (this.plain) {
+                        requestChannel.publish({ req: first, uri: this.uri });
+                    }
                 }
 
                 return undefined;
@@ -131,7 +148,9 @@ class ChannelPublisher implements PipelineEmitter {
                 try {
                     events?.emit('response', first as HttpError | undefined, second as ResponseDetails);
                 } finally {
-                    responseChannel.publish({ err: first, details: second });
+                    if (this.plain) {
+                        responseChannel.publish({ err: first, details: second });
+                    }
                 }
 
                 return undefined;

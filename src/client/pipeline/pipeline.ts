@@ -4,6 +4,7 @@ import { clientFailure } from '../contract/errors.js';
 import type { Timings } from '../contract/timings.js';
 import type { ClientEvents, EffectiveOptions, HopRequest, RequestUri, TimedResponse } from '../contract/types.js';
 import { type PipelineEmitter, withChannels } from './channels.js';
+import type { CallTrace } from './tracing.js';
 
 /**
  * The one place a hop reports itself: `preRequest` -> `request` -> `response` (README, "The event
@@ -18,13 +19,16 @@ export type Pipeline = PipelineEmitter;
  * a listener added while a request is under way sees the requests that start after it, never half
  * of one (a `response` without its `preRequest`).
  */
-export function observedPipeline(events: EventEmitter<ClientEvents> | undefined): Pipeline | undefined {
+export function observedPipeline(
+    events: EventEmitter<ClientEvents> | undefined,
+    tracing: CallTrace | undefined
+): Pipeline | undefined {
     const listened =
         events !== undefined &&
         (events.listenerCount('preRequest') > 0 ||
             events.listenerCount('request') > 0 ||
             events.listenerCount('response') > 0);
-    return withChannels(listened ? events : undefined);
+    return withChannels(listened ? events : undefined, tracing);
 }
 
 /** What a hop tells its listeners about the request it belongs to (`RequestUri`). */

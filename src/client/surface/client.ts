@@ -14,7 +14,7 @@ import type {
     ResponseWithPayload
 } from '../contract/types.js';
 import { resolveResponse } from '../flow/finisher.js';
-import { RequestFlow } from '../flow/request-flow.js';
+import { beginCall, RequestFlow } from '../flow/request-flow.js';
 import {
     assertDefaults,
     mergeOptions,
@@ -97,7 +97,7 @@ export class Client {
      */
     request(method: string | undefined = 'GET', uri: string | URL, options?: RequestOptions): RequestPromise {
         const flow = new RequestFlow(this, resolveResponse);
-        flow.begin(method, uri, options, this.#defaults);
+        beginCall(flow, method, uri, options, this.#defaults);
         const promise = flow.promise;
         promise.req = flow.firstReq;
         return promise;
@@ -154,7 +154,7 @@ export class Client {
         options: RequestAndReadOptions | undefined
     ): Promise<ResponseWithPayload<T>> {
         const flow = new RequestFlow(this, new HelperFinisher(this.#defaults, options));
-        flow.begin(method, uri, options, this.#defaults);
+        beginCall(flow, method, uri, options, this.#defaults);
         return flow.promise as unknown as Promise<ResponseWithPayload<T>>;
     }
 }

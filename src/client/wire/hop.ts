@@ -13,6 +13,7 @@ import type {
 } from '../contract/types.js';
 import { usesProxy } from '../options/proxy.js';
 import { announceHop, announceRequest, type Pipeline, reportHop, requestUriOf } from '../pipeline/pipeline.js';
+import type { HopTrace } from '../pipeline/tracing.js';
 import { type Destination, destinationOf } from './destination.js';
 import { HopClock } from './hop-timings.js';
 import { PhaseGuard, type PhaseGuardOwner } from './phase-guard.js';
@@ -48,6 +49,8 @@ export interface HopOwner {
     responseArrived?(hop: Hop, res: HopResponse): void;
     /** The hop's request failed before a response: retry or fail. */
     hopFailed(hop: Hop, err: HttpError): void;
+    /** True for a hop no call waits for: a cache's background revalidation (its tracing says so). */
+    readonly background?: boolean;
     /** The request fails with `err`, nothing more to try. */
     fail(err: HttpError): void;
 }
@@ -82,6 +85,8 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
     // With a pipeline: the hop's URL as the listeners see it, and when the hop began.
     private uri: RequestUri | undefined;
     private start = 0;
+    // When the call is traced (pipeline/tracing.ts).
+    private trace: HopTrace | undefined;
 
     constructor(
         private readonly owner: HopOwner,
@@ -114,6 +119,27 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
 
     /** Announces the hop and sends its request; `target` is a URL or the cached destination of a string URI. */
     send(target: URL | Destination): void {
+        const tracing = this.pipeline?.tracing;
+        if (tracing === undefined) {
+            this.sendNow(target);
+            return;
+        }
+
+        // Traced: the hop's start wraps all it does before its request is sent (its events included).
+        const uri = this.announcedUri(target);
+        const trace = tracing.hop(uri, this.options, this.clock.timings, false, this.owner.background === true);
+        this.trace = trace;
+        trace.begin(() => this.sendNow(target));
+    }
+
+    private announcedUri(target: URL | Destination): RequestUri {
+        this.start = Date.now();
+        const uri = requestUriOf(target, this.method, this.options.headers, this.owner, this.resendReason);
+        this.uri = uri;
+        return uri;
+    }
+
+    private sendNow(target: URL | Destination): void {
         const options = this.options;
         const pipeline = this.pipeline;
         let method = this.method;
@@ -126,9 +152,7 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
             if (pipeline === undefined) {
                 destination = target instanceof URL ? destinationOf(target) : target;
             } else {
-                this.start = Date.now();
-                const uri = requestUriOf(target, method, headers, this.owner, this.resendReason);
-                this.uri = uri;
+                const uri = this.uri ?? this.announcedUri(target);
                 const givenPayload = options.payload;
                 announceHop(pipeline, uri, options);
                 if (this.ended) {
@@ -188,6 +212,7 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
         this.exchange = exchange;
         const req = exchange.request;
         this.req = req;
+        this.trace?.requested(req);
         this.owner.requestCreated(req, options);
         if (pipeline !== undefined) {
             const failure = announceRequest(pipeline, req);
@@ -224,18 +249,37 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
 
         this.ended = true;
         this.clock.hopEnded(err);
+        const trace = this.trace;
         const listenerFailure =
-            this.pipeline === undefined
-                ? undefined
-                : reportHop(
-                      this.pipeline,
-                      err,
-                      this.req,
-                      res as TimedResponse | undefined,
-                      this.start,
-                      this.uri!,
-                      this.clock.timings
-                  );
+            trace === undefined
+                ? this.report(err, res)
+                : trace.ended(err, res as TimedResponse | undefined, () => this.report(err, res));
+        this.handOver(err, res, listenerFailure);
+        trace?.handedOver();
+    }
+
+    /** The hop's `response` event, when it has a pipeline: the error a throwing listener makes, if one did. */
+    private report(err: HttpError | undefined, res: HopResponse | undefined): HttpError | undefined {
+        const pipeline = this.pipeline;
+        return pipeline === undefined
+            ? undefined
+            : reportHop(
+                  pipeline,
+                  err,
+                  this.req,
+                  res as TimedResponse | undefined,
+                  this.start,
+                  this.uri!,
+                  this.clock.timings
+              );
+    }
+
+    /** Hands the hop's outcome to its owner, once reported; an exchange that got no response is let go. */
+    private handOver(
+        err: HttpError | undefined,
+        res: HopResponse | undefined,
+        listenerFailure: HttpError | undefined
+    ): void {
         if (res !== undefined) {
             if (listenerFailure === undefined) {
                 this.owner.hopResponded(this, res);

@@ -13,7 +13,7 @@ import {
     type TimedResponse,
     type Timings
 } from '../../../src/client/index.js';
-import { monotonicAt, timestamp } from '../../../src/client/wire/hop-timings.js';
+import { monotonicAt, timestamp } from '../../../src/client/wire/timings-clock.js';
 import type { HttpError } from '../../../src/errors/index.js';
 import { refusedUrl, selfSignedCertificate, startHttp, startUnix, type TestServer } from '../helpers.js';
 import { startProxy, type TestProxy } from '../test-proxy.js';

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -100,6 +101,13 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
     private waiting = false;
     // Set once the hop let go of the exchange (it failed or was stopped): nothing more is reported or sent.
     private cancelled = false;
+    /**
+     * The async context the exchange began in, its hop's: a session's callbacks run in the context of
+     * the call that opened it, so what the session and the stream tell this exchange is told in this
+     * one, as node:http tells an HTTP/1.1 request's events in its own (the next hop of a redirect or a
+     * re-send starts from there: its caller's context, and its span's parent, stay its own).
+     */
+    readonly scope = new AsyncResource('tracewire:http2-exchange');
 
     constructor(
         readonly hop: ExchangeHop,
@@ -192,6 +200,10 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
     }
 
     granted(session: LiveSession, opened: boolean): void {
+        this.scope.runInAsyncScope(this.open, this, session, opened);
+    }
+
+    private open(session: LiveSession, opened: boolean): void {
         this.waiting = false;
         this.session = session;
         this.reused = !opened;
@@ -242,6 +254,10 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
     }
 
     refused(err: Error, opened: boolean): void {
+        this.scope.runInAsyncScope(this.openFailed, this, err, opened);
+    }
+
+    private openFailed(err: Error, opened: boolean): void {
         this.waiting = false;
         const proxy = this.hop.proxy;
         const failure =
@@ -252,6 +268,10 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
     }
 
     speaksHttp1(socket: Socket | undefined): void {
+        this.scope.runInAsyncScope(this.goOnOverHttp1, this, socket);
+    }
+
+    private goOnOverHttp1(socket: Socket | undefined): void {
         this.waiting = false;
         const exchange = socket === undefined ? http1.open(this.hop) : http1OverSocket(this.hop, socket);
         this.http1 = exchange;
@@ -319,16 +339,20 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
     }
 }
 
+// Each in the exchange's own async context (Http2Exchange.scope).
 function onResponse(this: ExchangeStream, headers: IncomingHttpHeaders, _flags: number, raw: string[]): void {
-    this[exchangeOf]?.streamResponded(headers, raw);
+    const exchange = this[exchangeOf];
+    exchange?.scope.runInAsyncScope(exchange.streamResponded, exchange, headers, raw);
 }
 
 function onStreamError(this: ExchangeStream, err: Error): void {
-    this[exchangeOf]?.streamFailed(err);
+    const exchange = this[exchangeOf];
+    exchange?.scope.runInAsyncScope(exchange.streamFailed, exchange, err);
 }
 
 function onStreamClose(this: ExchangeStream): void {
-    this[exchangeOf]?.streamClosed();
+    const exchange = this[exchangeOf];
+    exchange?.scope.runInAsyncScope(exchange.streamClosed, exchange);
 }
 
 function emitFinish(handle: Http2Request): void {

@@ -37,7 +37,7 @@ afterAll(() => server.close());
 async function freshClient() {
     vi.resetModules();
     const client = await import('../../../../src/client/index.js');
-    const { timestamp } = await import('../../../../src/client/wire/hop-timings.js');
+    const { timestamp } = await import('../../../../src/client/wire/timings-clock.js');
     return { ...client, timestamp };
 }
 

@@ -1,0 +1,177 @@
+import { type Attributes, type Context, context, type Span, trace } from '@opentelemetry/api';
+import type { Timings } from '../src/client/index.js';
+import { requirePackage } from '../src/common/node-modules.js';
+import { INSTRUMENTATION_SCOPE } from './providers.js';
+import {
+    ATTR_ERROR_TYPE,
+    ATTR_EXCEPTION_MESSAGE,
+    ATTR_EXCEPTION_STACKTRACE,
+    ATTR_EXCEPTION_TYPE,
+    ATTR_HTTP_REQUEST_METHOD,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
+    EVENT_HTTP_CLIENT_REQUEST_EXCEPTION
+} from './semconv.js';
+import { PHASE_EVENTS } from './span-phases.js';
+
+/*
+ * A hop's events (docs/observability.md "Events as logs"): its exception as the conventions'
+ * `http.client.request.exception` log event, and with `phaseEvents` each moment of its timings as a
+ * `tracewire.*` one, through the OpenTelemetry Logs API, correlated to the hop's span; on the span
+ * itself only with `spanEvents`, for backends that read events from spans. The Logs API
+ * (`@opentelemetry/api-logs`) is an optional peer: loaded when an instrumentation is made without a
+ * `loggerProvider`, for the global one, and when it is not installed there are no log events.
+ */
+
+/** The part of an OpenTelemetry Logs API `LoggerProvider` (`@opentelemetry/api-logs`) the instrumentation uses. */
+export interface EventLoggerProvider {
+    getLogger(name: string, version?: string): EventLogger;
+}
+
+/**
+ * The part of a Logs API `Logger` used, spelled here so that the instrumentation's declarations
+ * type-check where the optional `@opentelemetry/api-logs` is not installed.
+ */
+export interface EventLogger {
+    emit(record: EventRecord): void;
+    /** Whether a record would be kept (Logs API 0.200 and later); a logger without it is asked nothing. */
+    enabled?(options?: { context?: Context; severityNumber?: number; eventName?: string }): boolean;
+}
+
+/** A log record as the Logs API takes it. */
+export interface EventRecord {
+    eventName: string;
+    severityNumber: number;
+    severityText: string;
+    timestamp?: number;
+    context: Context;
+    attributes?: Attributes;
+}
+
+// The Logs API's SeverityNumber: the enum lives in the optional package, so its values are spelled.
+const SEVERITY_WARN = 13;
+const SEVERITY_DEBUG = 5;
+
+type LogsApi = { logs: { getLoggerProvider(): EventLoggerProvider } };
+
+/**
+ * The global LoggerProvider of `@opentelemetry/api-logs`, when it is installed (a proxy: an SDK
+ * registered later is still picked up); undefined when it cannot be loaded.
+ */
+export function globalLoggerProvider(
+    load: (name: string) => unknown = requirePackage
+): EventLoggerProvider | undefined {
+    try {
+        return (load('@opentelemetry/api-logs') as LogsApi).logs.getLoggerProvider();
+    } catch {
+        return undefined;
+    }
+}
+
+/** Where a hop's events go, as the config says. */
+export interface HopEventsConfig {
+    loggerProvider?: EventLoggerProvider | undefined;
+    phaseEvents?: boolean | undefined;
+    spanEvents?: boolean | undefined;
+}
+
+const phaseMoments = Object.entries(PHASE_EVENTS) as [keyof typeof PHASE_EVENTS, string][];
+
+/** The events of the hops of one instrumentation. */
+export class HopEvents {
+    /** Events on the spans too (`spanEvents`). */
+    readonly onSpans: boolean;
+    private readonly logger: EventLogger | undefined;
+    private readonly phases: boolean;
+
+    constructor(config: HopEventsConfig, version: string) {
+        this.onSpans = config.spanEvents === true;
+        this.phases = config.phaseEvents === true;
+        this.logger = (config.loggerProvider ?? globalLoggerProvider())?.getLogger(INSTRUMENTATION_SCOPE, version);
+    }
+
+    /**
+     * The exception a hop failed with (the caller saw it): an `http.client.request.exception` log record,
+     * WARN as the conventions ask, in the span's context; an `exception` event on a recording span with
+     * `spanEvents`. The record carries the request's method, address and port, from `measured` (the
+     * duration point's attributes).
+     */
+    exception(span: Span, recording: boolean, err: Error, errorType: string, measured: Attributes): void {
+        if (this.onSpans && recording) {
+            span.recordException(err);
+        }
+
+        const logger = this.logger;
+        if (logger === undefined) {
+            return;
+        }
+
+        const spanContext = trace.setSpan(context.active(), span);
+        if (!wanted(logger, spanContext, SEVERITY_WARN, EVENT_HTTP_CLIENT_REQUEST_EXCEPTION)) {
+            return;
+        }
+
+        const attributes: Attributes = {};
+        attributes[ATTR_HTTP_REQUEST_METHOD] = measured[ATTR_HTTP_REQUEST_METHOD];
+        attributes[ATTR_SERVER_ADDRESS] = measured[ATTR_SERVER_ADDRESS];
+        attributes[ATTR_SERVER_PORT] = measured[ATTR_SERVER_PORT];
+        const type = (err as { code?: unknown }).code ?? err.name;
+        attributes[ATTR_EXCEPTION_TYPE] = String(type);
+        attributes[ATTR_EXCEPTION_MESSAGE] = err.message;
+        if (typeof err.stack === 'string') {
+            attributes[ATTR_EXCEPTION_STACKTRACE] = err.stack;
+        }
+
+        attributes[ATTR_ERROR_TYPE] = errorType;
+        logger.emit({
+            eventName: EVENT_HTTP_CLIENT_REQUEST_EXCEPTION,
+            severityNumber: SEVERITY_WARN,
+            severityText: 'WARN',
+            context: spanContext,
+            attributes
+        });
+    }
+
+    /**
+     * With `phaseEvents`, each moment of a recording span's hop: a `tracewire.*` log record at that
+     * moment (DEBUG), and with `spanEvents` an event on the span, placed by `monotonic`.
+     */
+    phasesOf(span: Span, timings: Timings, monotonic: (at: number) => number): void {
+        if (!this.phases) {
+            return;
+        }
+
+        if (this.onSpans) {
+            for (const [moment, name] of phaseMoments) {
+                const at = timings[moment];
+                if (at !== undefined) {
+                    span.addEvent(name, monotonic(at));
+                }
+            }
+        }
+
+        const logger = this.logger;
+        if (logger === undefined) {
+            return;
+        }
+
+        const spanContext = trace.setSpan(context.active(), span);
+        for (const [moment, name] of phaseMoments) {
+            const at = timings[moment];
+            if (at !== undefined && wanted(logger, spanContext, SEVERITY_DEBUG, name)) {
+                logger.emit({
+                    eventName: name,
+                    severityNumber: SEVERITY_DEBUG,
+                    severityText: 'DEBUG',
+                    timestamp: at,
+                    context: spanContext
+                });
+            }
+        }
+    }
+}
+
+/** Whether the logger keeps such a record: asked before one is built (without a provider, the answer is no). */
+function wanted(logger: EventLogger, spanContext: Context, severityNumber: number, eventName: string): boolean {
+    return logger.enabled === undefined || logger.enabled({ context: spanContext, severityNumber, eventName });
+}
