@@ -42,6 +42,7 @@ export type {
     HopRequest,
     HopResponse,
     Http2Options,
+    NetworkStandIn,
     OutgoingHeaders,
     Payload,
     ProgressCallback,
