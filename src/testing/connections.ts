@@ -38,13 +38,25 @@ export class MockSession {
         this.open.delete(stream);
     }
 
-    /** The session ends (a GOAWAY, or its connection dropped when `end` is undefined): every open stream is told. */
+    /**
+     * The session ends: its connection dropped (`end` undefined), and every open stream fails at once;
+     * or a GOAWAY (`end`), which fails at once the streams above its last stream id (the server did
+     * not process them), then the session closes on the next turn of the loop under the others.
+     */
     close(end: SessionEnd | undefined): void {
         this.gone = true;
         this.end = end;
+        const last = end?.lastStreamId ?? -1;
+        this.endStreams((stream) => stream.streamId > last);
+        setImmediate(() => this.endStreams(() => true));
+    }
+
+    private endStreams(which: (stream: SessionStream) => boolean): void {
         for (const stream of [...this.open]) {
-            this.open.delete(stream);
-            stream.sessionEnded(this, end);
+            if (which(stream)) {
+                this.open.delete(stream);
+                stream.sessionEnded(this, this.end);
+            }
         }
     }
 }

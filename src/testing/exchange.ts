@@ -16,7 +16,7 @@ import { checkReply, prepareReply } from './reply.js';
 import { type PendingBody, receiveBody, sentHeaders } from './request-body.js';
 import { MockHttp2Request, MockRequest } from './requests.js';
 import { type BodyFeed, mockResponse, type ResponseOwner } from './response.js';
-import type { MockedRequest, MockResponse } from './types.js';
+import type { MockedRequest, MockReplyFunction, MockResponse } from './types.js';
 
 /** What an exchange needs of the mock it belongs to (mock-network.ts). */
 export interface ExchangeHost {
@@ -134,10 +134,14 @@ export class MockExchange implements Exchange, StoppableExchange, UploadOwner, C
     /** The mock was closed under the exchange: it fails, as the request or as its body. */
     abandon(): void {
         const failure = clientFailure('The mock network was closed before the exchange ended');
-        if (this.res === undefined) {
+        const res = this.res;
+        if (res === undefined) {
             this.fail(failure);
-        } else if (!this.res.destroyed) {
-            this.res.destroy(failure);
+        } else if (res.complete) {
+            // Its body came whole, unread: nothing fails.
+            this.end();
+        } else if (!res.destroyed) {
+            res.destroy(failure);
         }
     }
 
@@ -240,28 +244,11 @@ export class MockExchange implements Exchange, StoppableExchange, UploadOwner, C
             return;
         }
 
-        let made: MockResponse | Promise<MockResponse>;
-        try {
-            made = reply(this.received as MockedRequest);
-        } catch (err) {
-            this.replyFailed(err);
-            return;
-        }
-
-        Promise.resolve(made).then(
+        madeReply(reply, this.received as MockedRequest).then(
             (response) => {
-                if (this.over) {
-                    return;
+                if (!this.over) {
+                    this.respond(response, interceptor);
                 }
-
-                try {
-                    checkReply(response);
-                } catch (err) {
-                    this.replyFailed(err);
-                    return;
-                }
-
-                this.respond(response, interceptor);
             },
             (err: unknown) => this.replyFailed(err)
         );
@@ -340,6 +327,14 @@ export class MockExchange implements Exchange, StoppableExchange, UploadOwner, C
         this.handle.closed();
         this.host.exchangeOver(this);
     }
+}
+
+/** What a reply function makes of `request`, checked: a rejection when it throws or gives a reply that cannot be sent. */
+function madeReply(reply: MockReplyFunction, request: MockedRequest): Promise<MockResponse> {
+    return new Promise<MockResponse>((resolve) => resolve(reply(request))).then((response) => {
+        checkReply(response);
+        return response;
+    });
 }
 
 function finished(handle: MockRequest | MockHttp2Request): void {

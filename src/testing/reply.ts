@@ -6,7 +6,7 @@ import type { MockBody, MockResponse } from './types.js';
 
 /**
  * A reply made ready to send (docs/testing.md, "Replies"), with the fields a Node.js server would
- * add: `content-length` for a body of known length, `transfer-encoding: chunked` for a stream over
+ * add: `date`, `content-length` for a body of known length (0 for none; not for a HEAD), `transfer-encoding: chunked` for a stream over
  * HTTP/1.1, `content-type: application/json` for a value sent as JSON. Over HTTP/2 the fields are
  * lower-case and those of an HTTP/1.1 connection are left out (RFC 9113 8.2.2: a server may not send them).
  */
@@ -83,10 +83,17 @@ export function prepareReply(response: MockResponse, method: string, http2: bool
         fields.push(['content-type', 'application/json']);
     }
 
+    if (!names.has('date')) {
+        // An origin server with a clock sends one (RFC 9110 6.6.1), as Node.js's do: the cache reads a response's age from it.
+        fields.push(['date', new Date().toUTCString()]);
+    }
+
     const body = bodyBytes(response.body);
     const framed = names.has('content-length') || names.has('transfer-encoding');
-    if (Buffer.isBuffer(body) && !framed && status !== 204 && status !== 304 && status >= 200) {
-        fields.push(['content-length', String(body.length)]);
+    const mayHaveBody = status !== 204 && status !== 304 && status >= 200 && method !== 'HEAD';
+    if ((Buffer.isBuffer(body) || body === undefined) && !framed && mayHaveBody) {
+        // A server that ends a response without a body frames it as empty.
+        fields.push(['content-length', String(body?.length ?? 0)]);
     } else if (body instanceof Readable && !framed && !http2) {
         fields.push(['transfer-encoding', 'chunked']);
     }

@@ -50,7 +50,7 @@ export class BodyFeed {
     private stopped = false;
     private offset = 0;
     private timer: NodeJS.Timeout | undefined;
-    private immediate: NodeJS.Immediate | undefined;
+    private cutAt: NodeJS.Immediate | undefined;
 
     constructor(
         private readonly res: IncomingMessage,
@@ -59,12 +59,16 @@ export class BodyFeed {
         private readonly owner: ResponseOwner
     ) {}
 
-    /** The body starts after `delay` ms (on the next turn of the loop at least, as bytes from a socket would). */
+    /**
+     * The body starts after `delay` ms; without one, at once: as Node's parser pushes the bytes that
+     * came with the head before the turn of the loop ends (a small body is read, and its connection
+     * back in its pool, before a timer of 0 ms runs: a retry then reuses it).
+     */
     start(delay: number): void {
-        if (delay > 0) {
+        if (delay > 0 && this.body !== undefined) {
             this.timer = setTimeout(begin, delay, this);
         } else {
-            this.immediate = setImmediate(begin, this);
+            this.begin();
         }
     }
 
@@ -89,7 +93,7 @@ export class BodyFeed {
 
         this.stopped = true;
         clearTimeout(this.timer);
-        clearImmediate(this.immediate);
+        clearImmediate(this.cutAt);
         const body = this.body;
         if (body !== undefined && !Buffer.isBuffer(body)) {
             body.destroy();
@@ -134,10 +138,12 @@ export class BodyFeed {
             }
         }
 
-        if (stop < body.length) {
-            this.cutNow();
-        } else {
+        if (stop === body.length) {
             this.finish();
+        } else if (this.cutAt === undefined) {
+            // On a later turn of the loop, as a connection's end comes after the bytes it carried:
+            // whoever got the response has had the turn to start reading it.
+            this.cutAt = setImmediate(cutLater, this);
         }
     }
 
@@ -174,7 +180,8 @@ export class BodyFeed {
         this.res.push(null);
     }
 
-    private cutNow(): void {
+    /** The body stops here: the exchange fails it as its connection's end would. */
+    cutNow(): void {
         if (this.stopped) {
             return;
         }
@@ -188,11 +195,18 @@ function begin(feed: BodyFeed): void {
     feed.begin();
 }
 
+function cutLater(feed: BodyFeed): void {
+    feed.cutNow();
+}
+
 function readFeed(this: FedResponse): void {
     this[feedOf].pull();
 }
 
-/** As Node's own: a response let go before its end is aborted; the feed stops and the exchange lets go of it. */
+/**
+ * As Node's own: a response let go before its end is aborted, and its error is emitted only to
+ * listeners of it (a response nobody reads fails nobody); the feed stops and the exchange lets go of it.
+ */
 function destroyResponse(this: FedResponse, err: Error | null, callback: (err?: Error | null) => void): void {
     const feed = this[feedOf];
     if (!this.complete) {
@@ -201,5 +215,5 @@ function destroyResponse(this: FedResponse, err: Error | null, callback: (err?: 
     }
 
     feed.destroyed();
-    callback(err);
+    callback(this.listenerCount('error') === 0 ? null : err);
 }
