@@ -7,6 +7,9 @@ export { MockNotMatchedError } from './errors.js';
 export type { MockInterceptor, MockScope } from './interceptor.js';
 export { MockNetwork } from './mock-network.js';
 export { MockOrigin, type RouteOptions } from './origin.js';
+export { Recorder, type RecorderOptions } from './recorder.js';
+export type { RecordedExchange } from './recording.js';
+export { replayFrom } from './replay.js';
 export type {
     InterceptOptions,
     MockBody,
