@@ -416,6 +416,20 @@ describe('faults', () => {
         expect(http1.message).toContain("its goaway fault is HTTP/2's, and the request went over HTTP/1.1");
     });
 
+    it("docs/testing.md's HTTP/2 example: a POST left unprocessed by a GOAWAY is sent again on a new session", async () => {
+        const { mock } = mocked();
+        const api = new Client().defaults({ mock, http2: true, events: true });
+        const reasons: unknown[] = [];
+        api.events?.on('preRequest', (uri) => reasons.push(uri.resendReason));
+        const h2 = mock.origin('https://push.example.com');
+        h2.post('/send').fault('goaway');
+        h2.post('/send').reply(202, { queued: true });
+        const { res, payload } = await api.post('https://push.example.com/send', { payload: { to: 'x' }, json: true });
+        expect([res.statusCode, payload, res.httpVersion]).toEqual([202, { queued: true }, '2.0']);
+        expect(reasons).toEqual([undefined, 'http2-goaway']);
+        expect(mock.requests.map((request) => request.text())).toEqual(['{"to":"x"}', '{"to":"x"}']);
+    });
+
     it('an origin that answers ALPN with http/1.1 speaks HTTP/1.1 to a request offering HTTP/2', async () => {
         const { mock, api } = mocked();
         mock.origin(origin, { http2: false }).get('/').reply(200, 'one');
