@@ -262,6 +262,11 @@ export class MockExchange implements Exchange, StoppableExchange, UploadOwner, C
     private respond(response: MockResponse, interceptor: Interceptor): void {
         const reply = prepareReply(response, this.hop.method, this.http2);
         const { res, feed } = mockResponse(reply, this.http2 ? '2.0' : '1.1', interceptor.cut, this);
+        if (!this.http2) {
+            // As Node's HTTP/1.1 client: the response knows its request (a HEAD's body is then known to be none).
+            (res as IncomingMessage & { req?: unknown }).req = this.handle;
+        }
+
         this.res = res;
         this.feed = feed;
         const close = reply.fields.some(([name, value]) => name.toLowerCase() === 'connection' && /close/i.test(value));
