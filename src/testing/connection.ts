@@ -1,6 +1,6 @@
 import type { CodedError } from '../client/contract/errors.js';
+import type { Http2SessionEnd as SessionEnd } from '../client/contract/failure-data.js';
 import type { Destination } from '../client/wire/destination.js';
-import type { SessionEnd } from '../client/wire/http2/session.js';
 import type { ConnectionMoments } from '../client/wire/transport.js';
 import type { MockPools, MockSession, SessionStream } from './connections.js';
 import { bodyAborted, connectionRefused, refusedStream, sessionEnded, socketHangUp, tlsFailure } from './faults.js';

@@ -1,4 +1,4 @@
-import type { SessionEnd } from '../client/wire/http2/session.js';
+import type { Http2SessionEnd as SessionEnd } from '../client/contract/failure-data.js';
 
 /**
  * The connections a mock pretends to hold for one client's pools (docs/testing.md, "Connections"), so
@@ -46,7 +46,7 @@ export class MockSession {
     close(end: SessionEnd | undefined): void {
         this.gone = true;
         this.end = end;
-        const last = end?.lastStreamId ?? -1;
+        const last = end?.event === 'goaway' ? end.lastStreamId : -1;
         this.endStreams((stream) => stream.streamId > last);
         setImmediate(() => this.endStreams(() => true));
     }

@@ -329,7 +329,7 @@ export class MockExchange implements Exchange, StoppableExchange, UploadOwner, C
         this.stopTimer?.();
         this.feed?.stop();
         this.connection.close();
-        this.handle.closed();
+        this.handle.exchangeClosed();
         this.host.exchangeOver(this);
     }
 }

@@ -1,6 +1,7 @@
 import type { CodedError } from '../client/contract/errors.js';
-import type { SessionEnd } from '../client/wire/http2/session.js';
-import { errorCodeName, streamFailure } from '../client/wire/http2/stream-failure.js';
+import type { Http2SessionEnd as SessionEnd } from '../client/contract/failure-data.js';
+import { errorCodeName } from '../client/wire/http2/error-codes.js';
+import { streamFailure } from '../client/wire/http2/stream-failure.js';
 import type { TlsFailureCode } from './types.js';
 
 /**
@@ -64,11 +65,11 @@ export function refusedStream(streamId: number): CodedError {
  */
 export function sessionEnded(streamId: number, end: SessionEnd | undefined): CodedError {
     const state = { end, gone: true };
-    if (end !== undefined && streamId > (end.lastStreamId as number)) {
+    if (end?.event === 'goaway' && streamId > end.lastStreamId) {
         return streamFailure({ id: streamId, rstCode: refusedStreamCode }, state, streamError(refusedStreamCode));
     }
 
-    const code = end?.errorCode ?? 0;
+    const code = end?.event === 'goaway' ? end.errorCode : 0;
     if (code !== 0) {
         const err = Object.assign(new Error(`Session closed with error code ${code}`), {
             code: 'ERR_HTTP2_SESSION_ERROR'

@@ -109,8 +109,13 @@ export class MockRequest extends EventEmitter {
         this.emit('finish');
     }
 
-    /** The exchange is over. */
-    closed(): void {
+    /** True once the exchange is over, as a ClientRequest's `closed` says. */
+    get closed(): boolean {
+        return this.isClosed;
+    }
+
+    /** The exchange is over (the name `Http2Request` gives it too). */
+    exchangeClosed(): void {
         if (!this.isClosed) {
             this.isClosed = true;
             this.destroyed = true;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client, client, isHttp2Request } from '../../src/client/index.js';
 import { MockNetwork, MockNotMatchedError } from '../../src/testing/index.js';
 import { startHttp, type TestServer } from '../client/helpers.js';
-import { rejection } from '../client/http2/settling.js';
+import { rejection } from '../client/wire/http2/settling.js';
 
 /**
  * tracewire/testing's mock origins (docs/testing.md): how a mock is installed and removed, what an

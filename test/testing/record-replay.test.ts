@@ -6,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '../../src/client/index.js';
 import { MockNotMatchedError, type RecordedExchange, Recorder, replayFrom } from '../../src/testing/index.js';
 import { body, startHttps, type TestServer } from '../client/helpers.js';
-import { type Http2TestServer, startHttp2 } from '../client/http2/servers.js';
-import { rejection } from '../client/http2/settling.js';
+import { type Http2TestServer, startHttp2 } from '../client/wire/http2/servers.js';
+import { rejection } from '../client/wire/http2/settling.js';
 import { outcomeOf } from './parity/outcome.js';
 
 /**

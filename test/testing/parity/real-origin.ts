@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as http2 from 'node:http2';
 import { type AddressInfo, createServer } from 'node:net';
 import { selfSignedCertificate, startHttps, type TestServer } from '../../client/helpers.js';
-import { type Http2TestServer, startHttp2 } from '../../client/http2/servers.js';
+import { type Http2TestServer, startHttp2 } from '../../client/wire/http2/servers.js';
 import { type Answer, answerBody, type Protocol, type Reply, type Step } from './script.js';
 
 /**
