@@ -108,7 +108,13 @@ describe('recording', () => {
         expect(user.request).toEqual({
             method: 'GET',
             url: `${server.url}/user?id=1`,
-            headers: { authorization: '[REDACTED]', cookie: '[REDACTED]', 'x-request': 'one' }
+            // As it went: the helper reading JSON asks for problem details too (docs/client.md).
+            headers: {
+                accept: 'application/json, application/problem+json, */*;q=0.8',
+                authorization: '[REDACTED]',
+                cookie: '[REDACTED]',
+                'x-request': 'one'
+            }
         });
         expect(user.response).toMatchObject({
             status: 200,
