@@ -22,7 +22,8 @@ class WaitingRunsFirst extends BaseSequencer {
 
 export default defineConfig({
     test: {
-        include: ['test/**/*.test.ts'],
+        // The testing examples of docs/testing.md are a user's tests: run as they are.
+        include: ['test/**/*.test.ts', 'examples/**/*.test.js'],
         // The consumer tests install the packed package with npm: `npm run test:consumer`.
         exclude: [...configDefaults.exclude, 'test/consumer/**'],
         testTimeout: 20_000,

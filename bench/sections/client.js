@@ -17,6 +17,7 @@ import {
     verdict
 } from '../lib/stats.js';
 import { runCacheRows } from './client-cache.js';
+import { runMockRows } from './client-mock.js';
 
 /** The 64 KiB JSON document case (d) posts. */
 export const jsonBody = makeJsonBody(64 * 1024);
@@ -126,10 +127,12 @@ export async function runClientSection({ quick, baseline, rounds: roundsWanted, 
         const result = report(samples, cpuSamples, working, { rounds: measured, quick });
         // The cache rows: a fresh hit and a 304 revalidation, beside an uncached call and undici 8's interceptor.
         const cache = await runCacheRows({ port: origin.port, quick, log });
+        // The mocked rows: a GET answered by tracewire/testing beside the same GET on loopback.
+        const mocked = await runMockRows({ port: origin.port, quick });
         return {
             ...result,
-            markdown: `${result.markdown}\n\n${cache.markdown}`,
-            failures: result.failures + cache.failures
+            markdown: `${result.markdown}\n\n${cache.markdown}\n\n${mocked.markdown}`,
+            failures: result.failures + cache.failures + mocked.failures
         };
     } finally {
         for (const { handle } of working) {

@@ -43,6 +43,7 @@ export type {
     HopRequest,
     HopResponse,
     Http2Options,
+    NetworkStandIn,
     OutgoingHeaders,
     Payload,
     ProgressCallback,

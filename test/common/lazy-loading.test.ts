@@ -11,7 +11,7 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
  * static plugin's handlers, eventemitter3 and the cache layer load when first used
  * (src/client/wire/proxy-packages.ts, src/static/plugin.ts, src/client/pipeline/emitter.ts, src/client/cache/load-layer.ts,
  * src/client/wire/load-http2.ts),
- * not with the package, and Node's built-ins are taken without their ES namespaces
+ * not with the package (and tracewire/testing, an entry of its own, never unless imported), and Node's built-ins are taken without their ES namespaces
  * (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
  * which records every module it loads through a module hook (`module.registerHooks`, Node 22.15+:
  * every supported line; Node 20 has no synchronous hooks).
@@ -19,7 +19,7 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function')(
     'modules loaded on first use',
     () => {
-        it('loads each part with its first use: the proxy packages, the cache layer, the HTTP/2 transport, eventemitter3, the static handlers', async () => {
+        it('loads each part with its first use: the proxy packages, the cache layer, the HTTP/2 transport, eventemitter3, the static handlers; tracewire/testing only when imported', async () => {
             const script = `
                 import { registerHooks } from 'node:module';
                 const http = process.getBuiltinModule('node:http');
@@ -76,6 +76,18 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 const hapi = Hapi.server();
                 await hapi.register(staticFiles);
                 seen.registered = { static: staticModules() > 0, handlers: [...hapi.decorations.handler].sort() };
+
+                // tracewire/testing loads only when imported: every use above (plain, cached, proxied, HTTP/2,
+                // the static plugin) left it out; imported, it answers the root client, which loads nothing more of it.
+                const testingModules = () => loaded.filter((url) => url.includes('/dist/src/testing/')).length;
+                const unused = testingModules();
+                const { MockNetwork } = await import(${JSON.stringify(`${repo}dist/src/testing/index.js`)});
+                const imported = testingModules();
+                const mock = new MockNetwork().install();
+                mock.origin('https://api.test').get('/').reply(200, 'mocked');
+                const mocked = await client.get('https://api.test/');
+                mock.uninstall();
+                seen.testing = { unused, imported: imported > 0, payload: mocked.payload.toString(), more: testingModules() - imported };
                 console.log(JSON.stringify(seen));
                 process.exit(0);`;
             const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
@@ -90,7 +102,8 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 undici: false,
                 proxied: { payload: 'proxied', proxy: true },
                 http2: { before: 0, after: true, payload: 'h2', version: '2.0' },
-                registered: { static: true, handlers: ['directory', 'file'] }
+                registered: { static: true, handlers: ['directory', 'file'] },
+                testing: { unused: 0, imported: true, payload: 'mocked', more: 0 }
             });
         }, 30_000);
     }

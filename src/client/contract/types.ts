@@ -118,6 +118,21 @@ export interface RequestOptions {
      * cleartext, with prior knowledge, to http URLs and `socketPath`).
      */
     http2?: boolean | Http2Options | null | undefined;
+    /**
+     * A stand-in for the network (docs/testing.md): a `MockNetwork` of `tracewire/testing`, or its
+     * `Recorder`. The client hands it every hop instead of opening a connection, and it answers the
+     * hop (everything above the connection runs as usual) or lets it go to the network. Default: the
+     * one installed for the process (`MockNetwork.install()`), else none.
+     */
+    mock?: NetworkStandIn | null | undefined;
+}
+
+/**
+ * What the `mock` option takes: made by `tracewire/testing` (docs/testing.md). The one member is the
+ * client's way in (`StandInTransport` in src/client/wire/transport.ts), not for callers.
+ */
+export interface NetworkStandIn {
+    openExchange(hop: never, http2: boolean, network: never): unknown;
 }
 
 /** The `http2` option as an object: HTTP/2 on, with these settings; an absent field keeps its default. */

@@ -103,6 +103,10 @@ function checkOption(key: string, value: unknown, options: Record<string, unknow
             return cacheProblem(value);
         case 'http2':
             return http2Problem(value);
+        case 'mock':
+            return typeof (value as { openExchange?: unknown }).openExchange === 'function'
+                ? undefined
+                : 'must be a MockNetwork or a Recorder of tracewire/testing';
         case 'gunzip':
             return typeof value === 'boolean' || value === 'force' ? undefined : "must be true, false or 'force'";
         case 'json':

@@ -19,7 +19,7 @@ import { HopClock } from './hop-timings.js';
 import { PhaseGuard, type PhaseGuardOwner } from './phase-guard.js';
 import { originHeaders, type ProxyRoute, proxyRouteOf } from './proxy.js';
 import type { ConnectionMoments, Exchange, ExchangeHop } from './transport.js';
-import { transportFor } from './transport-choice.js';
+import { openExchange } from './transport-choice.js';
 
 /** What a hop needs from the call it belongs to (flow/hop-loop.ts), and how it hands its end back. */
 export interface HopOwner {
@@ -201,7 +201,7 @@ export class Hop implements ExchangeHop, PhaseGuardOwner {
 
             this.headers = headers;
             this.clock.boundBy(PhaseGuard.of(options.timeouts, this));
-            exchange = transportFor(this).open(this);
+            exchange = openExchange(this);
         } catch (err) {
             // Only reachable when a preRequest listener threw or made the request impossible (e.g. a
             // header Node refuses): the hop began, so it still gets its response event, without a request.

@@ -2,7 +2,13 @@ import type { EffectiveOptions } from '../contract/types.js';
 import { isOn } from '../options/values.js';
 import { http1 } from './http1/exchange.js';
 import { http2Transport } from './load-http2.js';
-import type { ExchangeHop, Transport } from './transport.js';
+import {
+    type Exchange,
+    type ExchangeHop,
+    type StandInTransport,
+    standInForProcess,
+    type Transport
+} from './transport.js';
 
 /**
  * Which transport carries a hop, decided below the seam (docs/architecture.md, "The transport
@@ -10,23 +16,38 @@ import type { ExchangeHop, Transport } from './transport.js';
  */
 
 /**
- * The transport of `hop`: HTTP/2 with the `http2` option where it applies — https (ALPN decides), or
- * http with `h2c` — except through a forwarding proxy (an http target's request goes to the proxy,
- * which speaks HTTP/1.1); HTTP/1.1 otherwise.
+ * Whether a hop offers HTTP/2 (README "HTTP/2"): with the `http2` option, on https (ALPN decides) or
+ * on http with `h2c` (prior knowledge), except through a forwarding proxy (an http target's request
+ * goes to the proxy, which speaks HTTP/1.1).
  */
-export function transportFor(hop: Pick<ExchangeHop, 'options' | 'destination' | 'proxy'>): Transport {
+export function offersHttp2(hop: Pick<ExchangeHop, 'options' | 'destination' | 'proxy'>): boolean {
     const option = hop.options.http2;
     const proxy = hop.proxy;
     if (!isOn(option) || (proxy !== undefined && !proxy.tunnel)) {
-        return http1;
+        return false;
     }
 
-    if (!hop.destination.isHttps && (option === true || option.h2c !== true)) {
-        return http1;
-    }
+    return hop.destination.isHttps || (option !== true && option.h2c === true);
+}
 
+/** The transport of `hop`: HTTP/2 when it offers it (`offersHttp2`), HTTP/1.1 otherwise. */
+export function transportFor(hop: Pick<ExchangeHop, 'options' | 'destination' | 'proxy'>): Transport {
     // Until it has loaded (with the process's first such hop), one that makes the request at once and waits for it.
-    return http2Transport();
+    return offersHttp2(hop) ? http2Transport() : http1;
+}
+
+/**
+ * The exchange of `hop`: opened by its client's stand-in for the network when it has one that takes
+ * it (the `mock` option or the one installed for the process, docs/testing.md), else by its transport.
+ */
+export function openExchange(hop: ExchangeHop): Exchange {
+    const standIn = (hop.options.mock as StandInTransport | undefined) ?? standInForProcess();
+    if (standIn === undefined) {
+        return transportFor(hop).open(hop);
+    }
+
+    const http2 = offersHttp2(hop);
+    return standIn.openExchange(hop, http2, http2 ? http2Transport() : http1) ?? transportFor(hop).open(hop);
 }
 
 /**

@@ -102,3 +102,28 @@ export interface ConnectionMoments {
     /** The request, body included, was handed to the connection. */
     uploaded(): void;
 }
+
+/**
+ * A stand-in for the network (docs/testing.md): `tracewire/testing`'s mock origins and recorder. A hop
+ * whose client has one (the `mock` option, or the one installed for the process) asks it first; it
+ * opens the hop's exchange itself (answering as an origin would, or through `network`, the transport
+ * the hop would have used), or returns undefined to let the hop go to the network. `http2` is what
+ * the hop offers (`offersHttp2`).
+ */
+export interface StandInTransport {
+    openExchange(hop: ExchangeHop, http2: boolean, network: Transport): Exchange | undefined;
+}
+
+// Installed by `MockNetwork.install()`; one slot, read once per hop, so a process without
+// tracewire/testing pays a property read.
+let processStandIn: StandInTransport | undefined;
+
+/** The stand-in of every client of the process that has none of its own (the `mock` option). */
+export function standInForProcess(): StandInTransport | undefined {
+    return processStandIn;
+}
+
+/** Installs `standIn` for the process, or with undefined removes the one installed. */
+export function setStandInForProcess(standIn: StandInTransport | undefined): void {
+    processStandIn = standIn;
+}

@@ -26,7 +26,7 @@ export interface SessionState {
  * session); `session` says how its session ended, if it did.
  */
 export function streamFailure(
-    stream: ClientHttp2Stream,
+    stream: Pick<ClientHttp2Stream, 'id' | 'rstCode'>,
     session: SessionState | undefined,
     err: Error | undefined
 ): CodedError {
