@@ -121,6 +121,34 @@ export function readCheckedPayload(
     new PayloadReader(res, withoutUnset(options) ?? {}, rawUnlessJson, sink, deadline, bodyNotes);
 }
 
+/**
+ * The failure of a stream that will emit nothing more, or undefined: one already read to its end, or
+ * one destroyed before its end (a response reset right after its headers, a stream the caller let go)
+ * before the reader came, whose `error` and `close` are past. A reader that waited for them would never
+ * settle. A response cut short is reported as when it is cut while being read.
+ */
+function goneBefore(res: ReadableSource): HttpError | undefined {
+    if (res.readableEnded === true) {
+        return payloadStreamFailure('Payload stream already read to its end');
+    }
+
+    if (res.destroyed === true || (res.errored ?? null) !== null) {
+        return stoppedShort(res, res.errored ?? undefined);
+    }
+
+    return undefined;
+}
+
+/**
+ * The failure of a stream that stopped before its end, with `err` when it failed: a response's error
+ * is its connection cut short (the server or the network cut it); any other stream's error says why.
+ */
+function stoppedShort(res: ReadableSource, err: Error | undefined): HttpError {
+    return err === undefined || typeof res.complete === 'boolean'
+        ? payloadStreamFailure('Payload stream closed prematurely', err)
+        : payloadStreamFailure(`Payload stream error: ${err.message}`, err);
+}
+
 function isReadable(value: unknown): value is ReadableSource {
     return (
         typeof value === 'object' &&
@@ -168,6 +196,12 @@ class PayloadReader {
         this.maxBytes = options.maxBytes ?? 0;
         if (signal?.aborted) {
             this.fail(aborted(signal, 'read'));
+            return;
+        }
+
+        const gone = goneBefore(res);
+        if (gone !== undefined) {
+            this.fail(gone);
             return;
         }
 
@@ -297,18 +331,8 @@ class PayloadReader {
         this.succeed(parsed);
     }
 
-    /** The response ended before its last byte (the server or the network cut it). */
-    closedEarly(err?: Error): void {
-        this.fail(payloadStreamFailure('Payload stream closed prematurely', err));
-    }
-
-    /** The stream failed: a response's error is its connection cut short; any other stream's error says why. */
     sourceFailed(err: Error): void {
-        if (typeof this.res.complete === 'boolean') {
-            this.closedEarly(err);
-        } else {
-            this.fail(payloadStreamFailure(`Payload stream error: ${err.message}`, err));
-        }
+        this.fail(stoppedShort(this.res, err));
     }
 
     decodeFailed(err: Error): void {
@@ -326,7 +350,7 @@ class PayloadReader {
     responseClosed(): void {
         // `complete` for a response (its whole body arrived), `readableEnded` for any other stream.
         if (!this.res.complete && !this.res.readableEnded) {
-            this.closedEarly();
+            this.fail(stoppedShort(this.res, undefined));
         }
     }
 

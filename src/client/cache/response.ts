@@ -127,7 +127,8 @@ function made(
  * ends, `ended` is given the copy, or undefined when it passed `limit` bytes, and the end reaches the
  * caller only once the promise `ended` returns has settled (the store's write, bounded by the cache's
  * `storeTimeout`): whoever sees the end sees the Cache-Status that write gave the response. `cut`,
- * when given, is told instead when the response is closed before its end or ends incomplete. The
+ * when given, is told instead when the response is closed before its end or ends incomplete (or was
+ * destroyed already: nothing would tell it then, and a fill would wait for an end never to come). The
  * caller keeps the response itself: the copy is taken where Node's parser pushes each chunk, so the
  * flow of the stream and its backpressure are untouched.
  */
@@ -137,6 +138,12 @@ export function copyBody(
     ended: (body: Buffer | undefined) => Promise<unknown>,
     cut?: () => void
 ): void {
+    if (res.destroyed) {
+        // Destroyed before the copy began (its `close` is past, its end never to be pushed): cut, now.
+        cut?.();
+        return;
+    }
+
     const push = res.push;
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,13 +1,15 @@
 import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants as http2Constants } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../../src/client/index.js';
+import { type CachedResponse, Client, client, MemoryCacheStore } from '../../../src/client/index.js';
 import { settle, startHttp, type TestServer, timerCount } from '../helpers.js';
+import { startHttp2 } from '../wire/http2/servers.js';
 
 const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
 
@@ -51,6 +53,11 @@ const routes: Record<string, (res: ServerResponse) => void> = {
     '/cut': (res) => {
         res.writeHead(200, { 'content-length': '1000' });
         res.write('only some of it', () => setTimeout(() => res.socket?.destroy(), 10));
+    },
+    // The headers and a first piece of a gzip body, then a reset: the body never comes whole.
+    '/gzip-cut': (res) => {
+        res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': '1000' });
+        res.write(gzipSync(text).subarray(0, 20), () => setTimeout(() => res.socket?.destroy(), 10));
     }
 };
 
@@ -326,5 +333,97 @@ describe('2.2 read() reads any readable stream, with or without headers', () => 
             expect(err).toBeInstanceOf(TypeError);
             expect((err as Error).message).toBe('read() needs a readable stream, such as the response of request()');
         }
+    });
+});
+
+/** Resolves once `res` has closed: its `error` and `close` are past, before anyone reads it. */
+function closed(res: IncomingMessage): Promise<void> {
+    // Its error (the reset) is what a reader reports: kept from the process's unhandled errors here.
+    res.on('error', () => {});
+    return res.closed ? Promise.resolve() : new Promise((resolve) => res.once('close', () => resolve()));
+}
+
+/** The call's outcome within `ms`: a reader that never settles shows as 'unsettled', not as a test timeout. */
+function within(ms: number, call: Promise<unknown>): Promise<unknown> {
+    return Promise.race([
+        call.then(
+            () => 'resolved',
+            (err: unknown) => err
+        ),
+        new Promise((resolve) => setTimeout(() => resolve('unsettled'), ms))
+    ]);
+}
+
+describe('2.2 read() of a response that can no longer be read settles', () => {
+    it('a response reset after its headers, before read(): 500 Payload stream closed prematurely, as a body cut while read', async () => {
+        for (const options of [{}, { gunzip: true }]) {
+            const res = await client.request('GET', `${server.url}/gzip-cut`, { agent: false });
+            await closed(res);
+            expect(res.destroyed).toBe(true);
+            const err = await within(1000, client.read(res, options));
+            expect(err).toMatchObject({
+                message: 'Payload stream closed prematurely',
+                output: { statusCode: 500 }
+            });
+            expect((err as Error).cause).toMatchObject({ code: 'ECONNRESET' });
+        }
+    });
+
+    it('an HTTP/2 response whose stream was reset after its headers, before read(): the same 500', async () => {
+        const h2 = await startHttp2(undefined);
+        h2.server.on('stream', (stream) => {
+            stream.respond({ ':status': 200, 'content-encoding': 'gzip', 'content-length': 1000 });
+            stream.write(gzipSync(text).subarray(0, 20), () =>
+                setTimeout(() => stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR), 10)
+            );
+        });
+        const api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
+        try {
+            for (const options of [{}, { gunzip: true }]) {
+                const res = await api.request('GET', `${h2.url}/reset`);
+                await closed(res);
+                const err = await within(1000, api.read(res, options));
+                expect(err).toMatchObject({
+                    message: 'Payload stream closed prematurely',
+                    output: { statusCode: 500 }
+                });
+            }
+        } finally {
+            await h2.close();
+        }
+    });
+
+    it('a response read to its end, read again: 500 Payload stream already read to its end', async () => {
+        const res = await client.request('GET', `${server.url}/plain`);
+        expect((await client.read(res))?.toString()).toBe(text);
+        const err = await within(1000, client.read(res));
+        expect(err).toMatchObject({ message: 'Payload stream already read to its end', output: { statusCode: 500 } });
+    });
+
+    it('a stream destroyed with an error, closed before read(): 500 Payload stream error, the error as cause', async () => {
+        const failure = new Error('disk gone');
+        const stream = new Readable({ read() {} });
+        stream.on('error', () => {});
+        stream.destroy(failure);
+        await new Promise((resolve) => stream.once('close', resolve));
+        const err = await within(1000, client.read(stream));
+        expect(err).toMatchObject({ message: 'Payload stream error: disk gone', output: { statusCode: 500 } });
+        expect((err as Error).cause).toBe(failure);
+    });
+
+    it("a helper's response reset while the cache invalidates before the helper reads it: the same 500, with data.res", async () => {
+        // An unsafe method's 2xx invalidates the stored URL before the flow has its response; a store
+        // whose delete outlasts the reset hands the helper a response destroyed already.
+        const memory = new MemoryCacheStore();
+        const store = {
+            get: (key: string) => memory.get(key),
+            set: (key: string, entry: CachedResponse) => memory.set(key, entry),
+            delete: (key: string) => settle(100).then(() => memory.delete(key))
+        };
+        const cached = new Client().defaults({ cache: { store } });
+        const call = cached.post(`${server.url}/cut`, { payload: 'x', agent: false });
+        const err = await within(2000, call);
+        expect(err).toMatchObject({ message: 'Payload stream closed prematurely', output: { statusCode: 500 } });
+        expect((err as { data: { res: IncomingMessage } }).data.res.statusCode).toBe(200);
     });
 });

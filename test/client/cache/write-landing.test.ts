@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyBody } from '../../../src/client/cache/response.js';
 import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.js';
 import type { CachedResponse, CacheStore } from '../../../src/client/contract/cache-store.js';
 import { Client } from '../../../src/client/surface/client.js';
@@ -251,5 +252,30 @@ describe('Cache-Status says `stored` only once the write has landed (docs/cache.
         expect(seen).toHaveLength(1);
         expect(seen[0]!.statusCode).toBe(304);
         expect(seen[0]!.headers['cache-status']).toBe(res.headers['cache-status']);
+    });
+});
+
+describe('Cache: the copy of a body always ends', () => {
+    it('a response destroyed before its copy began (a reset right after its headers) is told as cut, never left waiting', async () => {
+        const url = serve((_req, res) => {
+            res.writeHead(200, { 'content-length': '100', 'cache-control': 'max-age=60' });
+            res.write('some', () => setTimeout(() => res.socket?.destroy(), 10));
+        });
+        const res = await new Client().request('GET', url, { agent: false });
+        res.on('error', () => {});
+        await new Promise((resolve) => res.once('close', resolve));
+        const told = await new Promise<string>((resolve) => {
+            copyBody(
+                res,
+                1024,
+                () => {
+                    resolve('ended');
+                    return Promise.resolve();
+                },
+                () => resolve('cut')
+            );
+            setTimeout(() => resolve('nothing'), 500);
+        });
+        expect(told).toBe('cut');
     });
 });
