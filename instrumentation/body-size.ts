@@ -1,5 +1,5 @@
 import type { ClientRequest, IncomingMessage, OutgoingMessage } from 'node:http';
-import { declaredLength, responseHasNoBody } from '../src/common/message-body.js';
+import { declaredLength, requestMethodOf, responseHasNoBody } from '../src/common/message-body.js';
 
 /**
  * The body bytes of one message: the bytes of the payload as transferred (compressed when the body
@@ -29,10 +29,11 @@ export function requestBodyOf(req: ClientRequest, hasPayload: boolean): BodyCoun
 /**
  * The body of a response being received: none for a HEAD, 204 or 304 (Node reads no body then,
  * whatever `content-length` says), its `content-length` when it has one (which holds once the
- * response is complete), else counted as it arrives.
+ * response is complete), else counted as it arrives. The method is the response's own to tell, over
+ * HTTP/1.1 and HTTP/2 alike and for the cache's answers, which have no request.
  */
-export function responseBodyOf(res: IncomingMessage, method: string | undefined): BodyCount {
-    if (responseHasNoBody(method, res.statusCode)) {
+export function responseBodyOf(res: IncomingMessage): BodyCount {
+    if (responseHasNoBody(requestMethodOf(res), res.statusCode)) {
         return { bytes: 0 };
     }
 

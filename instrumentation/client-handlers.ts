@@ -278,7 +278,7 @@ export class ClientHandlers {
     private followResponse(hop: TracedHop, res: IncomingMessage): void {
         recordResponse(hop, res, this.responseHeaders);
         if (hop.countsBodies) {
-            hop.responseBody = responseBodyOf(res, hop.details?.req?.method);
+            hop.responseBody = responseBodyOf(res);
         }
 
         (res as TracedResponse)[responseHopKey] = hop;

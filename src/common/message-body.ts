@@ -1,6 +1,6 @@
 /**
  * What an HTTP message's head says about its body: the client's decoding and progress and the
- * instrumentation's body sizes ask the same two questions and must get the same answers.
+ * instrumentation's body sizes ask the same questions and must get the same answers.
  */
 
 /** The `content-length` of a message as a byte count, when it declares one valid value. */
@@ -22,4 +22,27 @@ export function responseHasNoBody(method: string | undefined, statusCode: number
         method === 'HEAD' ||
         (typeof statusCode === 'number' && (statusCode < 200 || statusCode === 204 || statusCode === 304))
     );
+}
+
+// The method of the request a response answers, kept on the response by whatever made it without a
+// Node `req` to ask: an HTTP/2 stream's response (wire/http2/response.ts) and the cache's answers.
+const requestMethodKey = Symbol('tracewire.requestMethod');
+
+interface AnsweringMessage {
+    [requestMethodKey]?: string;
+    req?: { method?: string | undefined } | undefined;
+}
+
+/** Notes on `res` that it answers a request of `method`: for a response made with no `req` (HTTP/2's, the cache's). */
+export function noteRequestMethod(res: object, method: string): void {
+    (res as AnsweringMessage)[requestMethodKey] = method;
+}
+
+/**
+ * The method of the request `res` answers, whichever transport carried it: as noted by the response's
+ * maker, else as its Node `req` says (an HTTP/1.1 response); undefined for a stream that is no response.
+ */
+export function requestMethodOf(res: object): string | undefined {
+    const message = res as AnsweringMessage;
+    return message[requestMethodKey] ?? message.req?.method;
 }

@@ -6,6 +6,7 @@ import {
     ATTR_NETWORK_PROTOCOL_VERSION,
     METRIC_HTTP_CLIENT_REQUEST_DURATION
 } from '@opentelemetry/semantic-conventions';
+import { ATTR_HTTP_RESPONSE_BODY_SIZE } from '@opentelemetry/semantic-conventions/incubating';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
     ATTR_CACHE_STORE,
@@ -34,6 +35,12 @@ beforeAll(async () => {
                 res.writeHead(200, { 'cache-control': 'max-age=60' });
                 res.end('slow body');
             }, 100);
+            return;
+        }
+
+        if (req.url === '/sized') {
+            res.writeHead(200, { 'cache-control': 'max-age=60', 'content-length': 4 });
+            res.end(req.method === 'HEAD' ? undefined : 'body');
             return;
         }
 
@@ -114,6 +121,25 @@ describe('instrumentation of a cached client', () => {
             expect(versions('hit').length).toBeGreaterThan(0);
             expect(versions('hit').every((version) => version === undefined)).toBe(true);
             expect(versions('miss').every((version) => version === '1.1')).toBe(true);
+        } finally {
+            handle.disable?.();
+        }
+    });
+
+    it('a HEAD answered from a stored GET has a body of 0 bytes on its span, whatever its content-length says', async () => {
+        const client = new Client().defaults({ events: true, cache: true });
+        const handle = instrumentClient(client, { tracerProvider: otel.tracerProvider });
+        otel.reset();
+        try {
+            await client.get(`${origin}/sized`);
+            const head = await client.request('HEAD', `${origin}/sized`);
+            expect(head.headers['content-length']).toBe('4');
+            expect(await client.read(head)).toEqual(Buffer.alloc(0));
+            await expect.poll(() => otel.spans().length).toBe(2);
+            const [miss, hit] = otel.spans();
+            expect(miss!.attributes[ATTR_HTTP_RESPONSE_BODY_SIZE]).toBe(4);
+            expect(hit!.attributes[ATTR_TRACEWIRE_CACHE]).toBe('hit');
+            expect(hit!.attributes[ATTR_HTTP_RESPONSE_BODY_SIZE]).toBe(0);
         } finally {
             handle.disable?.();
         }

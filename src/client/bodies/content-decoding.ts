@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Transform } from 'node:stream';
-import { responseHasNoBody } from '../../common/message-body.js';
+import { requestMethodOf, responseHasNoBody } from '../../common/message-body.js';
 import { zlib } from '../../common/node-modules.js';
 import type { HttpError } from '../../errors/index.js';
 import { badUpstream } from '../contract/errors.js';
@@ -21,7 +21,7 @@ export const acceptEncodingOffer = zstdAvailable ? 'gzip, br, zstd' : 'gzip, br'
 export interface EncodedSource {
     headers?: IncomingHttpHeaders | undefined;
     statusCode?: number | undefined;
-    // On a response, its request: a HEAD response has no body whatever its headers say.
+    // On an HTTP/1.1 response, its request, whose method `requestMethodOf` reads (HTTP/2's and the cache's have none).
     req?: { method?: string | undefined } | undefined;
 }
 
@@ -62,9 +62,13 @@ export function decodersFor(
     return decoders;
 }
 
-/** A response that has no body by definition: there is nothing to decode, whatever its `content-encoding`. */
+/**
+ * A response that has no body by definition: there is nothing to decode, whatever its `content-encoding`.
+ * The method it answers is asked of the response (a HEAD's has no body whatever its headers say), which
+ * knows it over HTTP/1.1 and HTTP/2 alike, and from the cache.
+ */
 export function hasNoBody(source: EncodedSource): boolean {
-    return responseHasNoBody(source.req?.method, source.statusCode);
+    return responseHasNoBody(requestMethodOf(source), source.statusCode);
 }
 
 /** The codings of a `Content-Encoding` value (lower case, in the order applied), `identity` left out. */

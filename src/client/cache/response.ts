@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { noteRequestMethod } from '../../common/message-body.js';
 import { http } from '../../common/node-modules.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { fieldValue, headersOf, withoutFields } from './fields.js';
@@ -36,7 +37,7 @@ export function responseFrom(
 
     const bodyless = method === 'HEAD' || statusCode === 304;
     const message = statusCode === entry.statusCode ? entry.statusMessage : 'Not Modified';
-    return made(statusCode, message, rawHeaders, headers, bodyless ? undefined : entry.body);
+    return made(method, statusCode, message, rawHeaders, headers, bodyless ? undefined : entry.body);
 }
 
 interface AnswerFields {
@@ -65,7 +66,8 @@ function answerFields(stored: readonly string[]): AnswerFields {
 /** The 504 a cache answers `only-if-cached` with when it has nothing usable (RFC 9111 5.2.1.7). */
 export function gatewayTimeout(cacheStatus: string): IncomingMessage {
     const rawHeaders = ['Content-Length', '0', 'Cache-Status', cacheStatus];
-    return made(504, 'Gateway Timeout', rawHeaders, headersOf(rawHeaders), undefined);
+    // Empty and uncoded whatever the method: the method needs no noting.
+    return made(undefined, 504, 'Gateway Timeout', rawHeaders, headersOf(rawHeaders), undefined);
 }
 
 /** Appends the cache's member to a network response's Cache-Status, in `headers` and `rawHeaders`. */
@@ -98,14 +100,19 @@ export function completeCacheStatus(res: IncomingMessage, told: string, final: s
 }
 
 function made(
+    method: string | undefined,
     statusCode: number,
     statusMessage: string,
     rawHeaders: string[],
     headers: IncomingHttpHeaders,
     body: Buffer | undefined
 ): IncomingMessage {
-    // No socket: the answer never touched the network.
+    // No socket: the answer never touched the network. No `req` either: its method is noted on it (a HEAD's has no body).
     const res = new http.IncomingMessage(null as unknown as Socket);
+    if (method !== undefined) {
+        noteRequestMethod(res, method);
+    }
+
     res.statusCode = statusCode;
     res.statusMessage = statusMessage;
     res.httpVersion = '1.1';

@@ -2,7 +2,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../../../src/client/index.js';
+import { Client, client, type TransferProgress } from '../../../src/client/index.js';
 import type { HttpError } from '../../../src/errors/index.js';
 import { MockNetwork } from '../../../src/testing/index.js';
 import { socketCount, startHttp, type TestServer } from '../helpers.js';
@@ -41,7 +41,12 @@ function encodedReply(path: string, acceptEncoding: string | undefined) {
     offers.push(acceptEncoding);
     return {
         status: Number(url.searchParams.get('status') ?? 200),
-        headers: { 'content-encoding': contentEncoding, 'content-type': 'application/octet-stream' },
+        headers: {
+            'content-encoding': contentEncoding,
+            'content-type': 'application/octet-stream',
+            // `?fresh`: a response a cache may answer with for a minute.
+            ...(url.searchParams.has('fresh') ? { 'cache-control': 'max-age=60' } : {})
+        },
         body: encode(body, contentEncoding)
     };
 }
@@ -163,6 +168,23 @@ describe('Decoding: a response with no body by definition reads as empty, whatev
             expect(await api.read(res, { gunzip: true, json: 'force' })).toBeNull();
         });
     }
+});
+
+describe('Decoding: a HEAD the cache answers has no body either', () => {
+    it('a HEAD answered from a stored gzip GET reads as empty with gunzip, its progress of 0 bytes', async () => {
+        const cached = new Client().defaults({ cache: true, mock });
+        const url = `${urlOf('gzip')}&fresh`;
+        expect((await cached.get(url, { gunzip: true })).payload).toEqual(body);
+        for (const gunzip of [true, 'force'] as const) {
+            const res = await cached.request('HEAD', url);
+            expect(res.headers['cache-status']).toMatch(/^tracewire; hit/);
+            expect(res.headers['content-encoding']).toBe('gzip');
+            const progress: TransferProgress[] = [];
+            const payload = await cached.read(res, { gunzip, onDownloadProgress: (each) => progress.push(each) });
+            expect(payload).toEqual(Buffer.alloc(0));
+            expect(progress.at(-1)).toEqual({ transferred: 0, total: 0, percent: 100 });
+        }
+    });
 });
 
 describe('Decoding: zstd where the runtime has it', () => {

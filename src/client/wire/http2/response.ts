@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
-import { declaredLength, responseHasNoBody } from '../../../common/message-body.js';
+import { declaredLength, noteRequestMethod, responseHasNoBody } from '../../../common/message-body.js';
 import { http } from '../../../common/node-modules.js';
 import { cancelStream } from './error-codes.js';
 import { responseFields } from './headers.js';
@@ -35,8 +35,9 @@ const nodePush = Symbol('tracewire.nodePush');
  * with no socket, whose `statusCode`, `headers`, `rawHeaders` and `httpVersion` (`'2.0'`) come from
  * the stream's HEADERS and whose body is the stream's DATA, with the stream's own flow control (the
  * stream pauses while the body is not read). `statusMessage` is the status's standard text: HTTP/2
- * carries none. Everything that reads a response (the helpers, `read()`, the cache, decoding) reads it
- * as it reads an HTTP/1.1 one. A body the server cut short fails: it never ends as if it were whole.
+ * carries none. It has no `req`: the method it answers is noted on it (`requestMethodOf`). Everything
+ * that reads a response (the helpers, `read()`, the cache, decoding) reads it as it reads an HTTP/1.1
+ * one. A body the server cut short fails: it never ends as if it were whole.
  */
 export function responseOfStream(
     stream: ClientHttp2Stream,
@@ -54,6 +55,8 @@ export function responseOfStream(
     res.httpVersionMinor = 0;
     res.headers = headers;
     res.rawHeaders = rawHeaders;
+    // It has no `req` to tell its method by: a HEAD's has no body, whatever its content-encoding says.
+    noteRequestMethod(res, method);
     res._read = readStream;
     res._destroy = destroyStream;
     const read = stream as ResponseStream;

@@ -83,6 +83,20 @@ function respond(stream: ServerStream, path: string, headers: IncomingHttpHeader
             stream.respond({ ':status': 200, 'content-encoding': 'gzip', 'content-type': 'text/plain' });
             stream.end(gzipSync(text));
             return;
+        case '/encoded-bodiless': {
+            // The head of a gzip body, on a response that has none by definition: to a HEAD, a 204 or a 304.
+            const status = Number(url.searchParams.get('status') ?? 200);
+            const encoded = gzipSync(text);
+            const bodiless = headers[':method'] === 'HEAD' || status === 204 || status === 304;
+            // No content-length on a 204 (RFC 9110 8.6): nghttp2 refuses one as a protocol error.
+            const length = status === 204 ? {} : { 'content-length': encoded.length };
+            stream.respond({ ':status': status, 'content-encoding': 'gzip', ...length }, { endStream: bodiless });
+            if (!bodiless) {
+                stream.end(encoded);
+            }
+
+            return;
+        }
         case '/text':
             stream.respond({ ':status': 200, 'content-type': 'text/plain', 'content-length': text.length });
             stream.end(text);
@@ -246,6 +260,33 @@ describe('HTTP/2 messages: the response', () => {
         const notModified = await api.get(`${server.url}/not-modified`, { headers: { 'if-none-match': '"v1"' } });
         expect(notModified.res.statusCode).toBe(304);
         expect(notModified.payload).toEqual(Buffer.alloc(0));
+        await expectReleased(api, [server], timers);
+    });
+});
+
+describe('HTTP/2 messages: a response with no body by definition', () => {
+    it('a HEAD, a 204 and a 304 with a content-encoding read as empty with gunzip, and their progress is of 0 bytes', async () => {
+        const url = `${server.url}/encoded-bodiless`;
+        for (const [method, status] of [
+            ['HEAD', 200],
+            ['HEAD', 404],
+            ['GET', 204],
+            ['GET', 304]
+        ] as const) {
+            for (const gunzip of [true, 'force'] as const) {
+                const res = await api.request(method, `${url}?status=${status}`);
+                expect(res.statusCode).toBe(status);
+                expect(res.headers['content-encoding']).toBe('gzip');
+                const progress: TransferProgress[] = [];
+                const payload = await api.read(res, { gunzip, onDownloadProgress: (each) => progress.push(each) });
+                expect(payload).toEqual(Buffer.alloc(0));
+                expect(progress.at(-1)).toEqual({ transferred: 0, total: 0, percent: 100 });
+            }
+        }
+
+        // With JSON asked for too: an empty body is null.
+        const head = await api.request('HEAD', url);
+        expect(await api.read(head, { gunzip: true, json: 'force' })).toBeNull();
         await expectReleased(api, [server], timers);
     });
 });
