@@ -5,7 +5,7 @@ import { type Attributes, type Histogram, type Meter, ValueType } from '@opentel
 import { type RequestUri, type Timings, timingsNow, timingsToMonotonic } from '../src/client/index.js';
 import { net } from '../src/common/node-modules.js';
 import { serverAddress, serverPort } from './attributes.js';
-import { failureErrorType } from './error-type.js';
+import { causeOf, failureErrorType } from './error-type.js';
 import { DURATION_BUCKETS } from './providers.js';
 import {
     ATTR_DNS_QUESTION_NAME,
@@ -112,10 +112,12 @@ export class ConnectionMetrics {
 }
 
 /**
- * True when the hop failed while its new connection was still resolving a host name: its error
- * (whichever: getaddrinfo's codes, a `lookup` function's own error, a timeout) ends a lookup that
- * got no answer. Not for a pooled connection, an address or a socket path (nothing to resolve), nor
- * for the caller's abort (the lookup did not fail, the caller stopped waiting).
+ * True when the hop failed in a lookup of its own that failed: its new connection (not a pooled one,
+ * nor one to an address or a socket path) had not resolved its host name nor connected, and its error
+ * is a lookup's (`lookupFailure`). The timings alone cannot tell a lookup under way from a connection
+ * made elsewhere (a custom agent's socket, connected or connecting to an address of its choosing): a
+ * reset or a refusal there is no failed lookup. Nor is the caller's abort, or the request `timeout`:
+ * the lookup did not fail, the caller stopped waiting (docs/observability.md, "Metrics").
  */
 function failedInLookup({ req, timings, err }: ConnectionFacts): boolean {
     if (
@@ -125,11 +127,52 @@ function failedInLookup({ req, timings, err }: ConnectionFacts): boolean {
         timings.lookup !== undefined ||
         timings.connect !== undefined ||
         timings.abort !== undefined ||
-        req.reusedSocket
+        req.reusedSocket ||
+        !lookupFailure(err)
     ) {
         return false;
     }
 
     const { host, socketPath } = req as ClientRequest & { socketPath?: string };
     return socketPath === undefined && net.isIP(host.replace(/^\[|\]$/g, '')) === 0;
+}
+
+// The codes only a resolver gives: getaddrinfo's (`ENOTFOUND`, and `EAI_*` for the rest) and those of
+// node:dns's resolver, which a `lookup` function built on it passes on. Left out are the ones a
+// connection gives too (`ECONNREFUSED`, `EOF`, `ENOMEM`...): they do not say a lookup failed.
+const lookupCodes: ReadonlySet<string> = new Set([
+    'ENOTFOUND',
+    'ENODATA',
+    'EFORMERR',
+    'ESERVFAIL',
+    'ENOTIMP',
+    'EREFUSED',
+    'EBADQUERY',
+    'EBADNAME',
+    'EBADFAMILY',
+    'EBADRESP',
+    'ETIMEOUT',
+    'ENONAME',
+    'EBADHINTS'
+]);
+
+/**
+ * An error that says a lookup failed: a resolver's code, an error of node:dns (its `syscall`,
+ * `getaddrinfo` or a `query…`), or the `timeouts.lookup` bound (a 504 whose phase is `lookup`).
+ */
+function lookupFailure(err: Error): boolean {
+    const cause = causeOf(err) as (Error & { code?: unknown; syscall?: unknown; phase?: unknown }) | undefined;
+    if (cause === undefined) {
+        return false;
+    }
+
+    const { code, syscall } = cause;
+    if (code === 'ETIMEDOUT') {
+        return cause.phase === 'lookup';
+    }
+
+    return (
+        (typeof code === 'string' && (lookupCodes.has(code) || code.startsWith('EAI_'))) ||
+        (typeof syscall === 'string' && (syscall === 'getaddrinfo' || syscall.startsWith('query')))
+    );
 }

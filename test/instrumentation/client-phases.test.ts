@@ -240,8 +240,9 @@ describe('phases on client spans (README "Phases on client spans")', () => {
         expect(failed[0]!.sum).toBeGreaterThanOrEqual(resolverDelay / 2 / 1000);
     });
 
-    it('any failure while the name resolves is a failed lookup; an abort, an address or a refused connection is none', async () => {
-        // A resolver's failure of its own (here a DNS server's SERVFAIL) and an error without a code.
+    it("a resolver's failure while the name resolves is a failed lookup; an error that does not say it is a resolver's, an abort, an address or a refused connection is none", async () => {
+        // A resolver's failure of its own (here a DNS server's SERVFAIL), and an error without a code:
+        // nothing in it, or in the hop's timings, tells it from a failure of a connection made elsewhere.
         const failing =
             (err: Error): LookupFunction =>
             (_hostname, _options, callback) =>
@@ -269,14 +270,12 @@ describe('phases on client spans (README "Phases on client spans")', () => {
             failedLookups.map((point) => [point.attributes[ATTR_DNS_QUESTION_NAME], point.attributes[ATTR_ERROR_TYPE]])
         );
         expect(byName['servfail.test']).toBe('ESERVFAIL');
-        expect(byName['plain.test']).toBe('_OTHER');
+        expect(byName).not.toHaveProperty('plain.test');
         expect(byName).not.toHaveProperty('aborted.test');
         expect(byName).not.toHaveProperty('127.0.0.1');
-        for (const name of ['servfail.test', 'plain.test']) {
-            const point = failedLookups.find((each) => each.attributes[ATTR_DNS_QUESTION_NAME] === name)!;
-            expect(point.count).toBe(1);
-            expect(point.sum).toBeGreaterThanOrEqual(resolverDelay / 2 / 1000);
-        }
+        const point = failedLookups.find((each) => each.attributes[ATTR_DNS_QUESTION_NAME] === 'servfail.test')!;
+        expect(point.count).toBe(1);
+        expect(point.sum).toBeGreaterThanOrEqual(resolverDelay / 2 / 1000);
     });
 
     it('a server that does not answer: the response phase on the span, its events up to the upload', async () => {
