@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { PayloadReplay } from '../client/bodies/payload-replay.js';
 import type { UploadOwner } from '../client/bodies/progress.js';
-import { aborted, type CodedError, clientFailure, requestError } from '../client/contract/errors.js';
+import { type CodedError, clientFailure, requestError } from '../client/contract/errors.js';
 import type { HopRequest, HopResponse, ProgressCallback } from '../client/contract/types.js';
 import { requestHeaders } from '../client/wire/http2/headers.js';
-import type { StoppableExchange } from '../client/wire/http2/request.js';
+import { type StoppableExchange, stopForCaller } from '../client/wire/http2/request.js';
+import type { PendingBody } from '../client/wire/pending-body.js';
 import type { Exchange, ExchangeHop } from '../client/wire/transport.js';
 import { declaredLength } from '../common/message-body.js';
 import type { HttpError } from '../errors/index.js';
@@ -13,7 +14,7 @@ import { Interceptor } from './interceptor.js';
 import type { RequestContext } from './interceptors.js';
 import { mockedRequest, requestHead } from './mocked-request.js';
 import { checkReply, prepareReply } from './reply.js';
-import { type PendingBody, receiveBody, sentHeaders } from './request-body.js';
+import { receiveBody, sentHeaders } from './request-body.js';
 import { MockHttp2Request, MockRequest } from './requests.js';
 import { type BodyFeed, mockResponse, type ResponseOwner } from './response.js';
 import type { MockedRequest, MockReplyFunction, MockResponse } from './types.js';
@@ -120,15 +121,7 @@ export class MockExchange implements Exchange, StoppableExchange, UploadOwner, C
 
     /** The caller's `req.abort()` or `req.destroy(err)`: before the response the hop fails with it, after it the body does. */
     stop(err: Error | undefined): void {
-        const failure = err === undefined ? aborted(undefined, 'request') : requestError(err);
-        const res = this.res;
-        if (res !== undefined) {
-            if (!res.complete && !res.destroyed) {
-                res.destroy(failure);
-            }
-        } else if (!this.over) {
-            this.hop.failed(failure);
-        }
+        stopForCaller(this.hop, this.res, this.over, err);
     }
 
     /** The mock was closed under the exchange: it fails, as the request or as its body. */

@@ -1,16 +1,6 @@
 import { Writable } from 'node:stream';
-import type { PayloadReplay } from '../client/bodies/payload-replay.js';
 import { trackUpload, type UploadOwner } from '../client/bodies/progress.js';
-import type { ProgressCallback } from '../client/contract/types.js';
-
-/** The body a hop hands its exchange: none, a string or Buffer, or a stream payload's replay. */
-export type PendingBody =
-    | {
-          readonly stream: false;
-          readonly body: string | Buffer | undefined;
-          readonly onProgress: ProgressCallback | undefined;
-      }
-    | { readonly stream: true; readonly replay: PayloadReplay; readonly onProgress: ProgressCallback | undefined };
+import type { PendingBody } from '../client/wire/pending-body.js';
 
 /**
  * Takes a request's body as a server would read it: written to a `Writable` as a request's is (so

@@ -6,7 +6,7 @@ import { declaredLength } from '../../../common/message-body.js';
 import type { HttpError } from '../../../errors/index.js';
 import type { PayloadReplay } from '../../bodies/payload-replay.js';
 import { trackUpload, type UploadOwner } from '../../bodies/progress.js';
-import { aborted, type CodedError, requestError } from '../../contract/errors.js';
+import { type CodedError, requestError } from '../../contract/errors.js';
 import type { HopRequest, HopResponse, ProgressCallback } from '../../contract/types.js';
 import { agentFor } from '../connection-settings.js';
 import { http1, http1OverSocket } from '../http1/exchange.js';
@@ -17,7 +17,7 @@ import type { ConnectionTarget } from './connect.js';
 import { cancelStream } from './error-codes.js';
 import { requestHeaders, responseFields } from './headers.js';
 import { type SessionClaim, type SessionPool, sessionPoolOf } from './pool.js';
-import { Http2Request, type StoppableExchange } from './request.js';
+import { Http2Request, type StoppableExchange, stopForCaller } from './request.js';
 import { cutResponse, releaseResponse, responseOfStream, watchStreamEnd } from './response.js';
 import type { LiveSession } from './session.js';
 import { sessionKey } from './session-key.js';
@@ -181,15 +181,7 @@ class Http2Exchange implements Exchange, SessionClaim, StoppableExchange, Upload
      * fails with it; after, the response's body does (the stream is reset with CANCEL either way).
      */
     stop(err: Error | undefined): void {
-        const failure = err === undefined ? aborted(undefined, 'request') : requestError(err);
-        const res = this.res;
-        if (res !== undefined) {
-            if (!res.complete && !res.destroyed) {
-                res.destroy(failure);
-            }
-        } else if (!this.cancelled) {
-            this.hop.failed(failure);
-        }
+        stopForCaller(this.hop, this.res, this.cancelled, err);
     }
 
     // The pool's side (SessionClaim).

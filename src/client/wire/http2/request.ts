@@ -3,11 +3,34 @@ import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:h
 import type { ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { http } from '../../../common/node-modules.js';
+import { aborted, requestError } from '../../contract/errors.js';
+import type { ExchangeHop } from '../transport.js';
 
 /** What a request's handle needs of its exchange: to be stopped. */
 export interface StoppableExchange {
     /** The caller stopped the request: with `err`, as a failure; without, as an abort. */
     stop(err: Error | undefined): void;
+}
+
+/**
+ * What stopping an exchange means for the caller (`StoppableExchange.stop`): before the response, its hop
+ * fails with the abort or the error (unless the exchange is already over); after it, the response's body
+ * does, if it is still coming.
+ */
+export function stopForCaller(
+    hop: Pick<ExchangeHop, 'failed'>,
+    res: IncomingMessage | undefined,
+    over: boolean,
+    err: Error | undefined
+): void {
+    const failure = err === undefined ? aborted(undefined, 'request') : requestError(err);
+    if (res !== undefined) {
+        if (!res.complete && !res.destroyed) {
+            res.destroy(failure);
+        }
+    } else if (!over) {
+        hop.failed(failure);
+    }
 }
 
 /**
