@@ -9,9 +9,9 @@ import { http } from '../common/node-modules.js';
  * The request of a mocked HTTP/1.1 exchange, where the public types say `ClientRequest`
  * (`promise.req`, the `request` event, `details.req`): the members of one that mean something without
  * a connection — `method`, `path`, `host`, `protocol`, the headers as Node would send them (`host`
- * added, the URL's credentials as `authorization`), which a `request` listener may still change until
- * they are sent, `abort()`, `destroy(err?)`, `reusedSocket`, and the events `response`, `finish` and
- * `close`. `socket` is null: no connection was made.
+ * added, the URL's credentials as `authorization`; a header Node refuses throws as the request is made),
+ * which a `request` listener may still change until they are sent, `abort()`, `destroy(err?)`,
+ * `reusedSocket`, and the events `response`, `finish` and `close`. `socket` is null: no connection was made.
  */
 export class MockRequest extends EventEmitter {
     readonly method: string;
@@ -40,6 +40,12 @@ export class MockRequest extends EventEmitter {
         this.host = destination.hostname;
         this.protocol = destination.protocol;
         this.fields = { ...(headers as OutgoingHttpHeaders) };
+        for (const name in this.fields) {
+            // As Node's ClientRequest sets each as it is made: a header it cannot send fails the request there.
+            http.validateHeaderName(name);
+            http.validateHeaderValue(name, this.fields[name] as string);
+        }
+
         if (this.fields.host === undefined) {
             const defaultPort = destination.isHttps ? 443 : 80;
             const host = destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname;

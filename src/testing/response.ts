@@ -67,6 +67,8 @@ export class BodyFeed {
     start(delay: number): void {
         if (delay > 0 && this.body !== undefined) {
             this.timer = setTimeout(begin, delay, this);
+        } else if (this.stopped && this.res.httpVersionMajor === 1) {
+            this.pushWithHead();
         } else {
             this.begin();
         }
@@ -124,6 +126,30 @@ export class BodyFeed {
             body.once('end', () => this.finish());
             // The server's stream failed: it would destroy the response, cutting its body short.
             body.once('error', () => this.cutNow());
+        }
+    }
+
+    /**
+     * A response its `response` listeners destroyed over HTTP/1.1 still has the bytes that came in its
+     * head's packet pushed, and its end when they were the whole body: Node's parser goes on with the
+     * packet it was reading (a push to a destroyed stream is dropped; whoever took over `push`, as the
+     * cache's copy of a body does, sees them). Here the packet is the body's first slice.
+     */
+    private pushWithHead(): void {
+        const body = this.body ?? Buffer.alloc(0);
+        if (!Buffer.isBuffer(body)) {
+            // A stream's bytes come after its head.
+            return;
+        }
+
+        const first = body.subarray(0, Math.min(sliceSize, this.cut ?? body.length));
+        if (first.length > 0) {
+            this.res.push(first);
+        }
+
+        if (first.length === body.length) {
+            this.res.complete = true;
+            this.res.push(null);
         }
     }
 

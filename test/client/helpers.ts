@@ -5,6 +5,7 @@ import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { MockedRequest, MockResponse } from '../../src/testing/index.js';
 
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -145,4 +146,21 @@ export const refusedUrl = 'http://127.0.0.1:1/';
 /** Lets pending socket closes and nextTicks run. */
 export function settle(ms = 20): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * What `echo` answers, as a reply of tracewire/testing's mock (docs/testing.md): the request's method,
+ * path with its query, headers (as the mock received them) and body, as JSON.
+ */
+export function echoReply(request: MockedRequest): MockResponse {
+    return {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+            method: request.method,
+            url: request.path,
+            headers: request.headers,
+            payload: request.text()
+        })
+    };
 }

@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
 import {
     ATTR_HTTP_RESPONSE_STATUS_CODE,
@@ -7,7 +5,7 @@ import {
     METRIC_HTTP_CLIENT_REQUEST_DURATION
 } from '@opentelemetry/semantic-conventions';
 import { ATTR_HTTP_RESPONSE_BODY_SIZE } from '@opentelemetry/semantic-conventions/incubating';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
     ATTR_CACHE_STORE,
     ATTR_CACHE_STORE_FAILURE,
@@ -18,49 +16,50 @@ import {
 } from '../../instrumentation/index.js';
 import type { CacheStore } from '../../src/client/contract/cache-store.js';
 import { Client } from '../../src/client/surface/client.js';
+import { MockNetwork } from '../../src/testing/index.js';
 import { setupOtel } from './otel.js';
 
 /** README "Cache": a cached client's spans and metrics say how each call was answered. */
 
 const otel = setupOtel();
-let server: Server;
-let origin: string;
+// The origin is a MockNetwork (docs/testing.md): the cache and the instrumentation work above the transport
+// seam, on a mocked exchange as on one over the network (its protocol version as mocked, 1.1).
+const origin = 'http://cached.test';
+const mock = new MockNetwork();
 let served = 0;
-
-beforeAll(async () => {
-    server = createServer((req, res) => {
+mock.intercept({ origin, path: '/slow' })
+    .reply(() => {
         served++;
-        if (req.url === '/slow') {
-            setTimeout(() => {
-                res.writeHead(200, { 'cache-control': 'max-age=60' });
-                res.end('slow body');
-            }, 100);
-            return;
+        return { status: 200, headers: { 'cache-control': 'max-age=60' }, body: 'slow body' };
+    })
+    .delay(100)
+    .persist();
+mock.intercept({ origin, method: () => true })
+    .reply((request) => {
+        served++;
+        if (request.path === '/sized') {
+            return { status: 200, headers: { 'cache-control': 'max-age=60', 'content-length': 4 }, body: 'body' };
         }
 
-        if (req.url === '/sized') {
-            res.writeHead(200, { 'cache-control': 'max-age=60', 'content-length': 4 });
-            res.end(req.method === 'HEAD' ? undefined : 'body');
-            return;
+        if (request.headers['if-none-match'] === '"v"') {
+            return { status: 304, headers: { etag: '"v"', 'cache-control': 'max-age=0' } };
         }
 
-        if (req.headers['if-none-match'] === '"v"') {
-            res.writeHead(304, { etag: '"v"', 'cache-control': 'max-age=0' });
-            res.end();
-            return;
-        }
+        return {
+            status: 200,
+            headers: { etag: '"v"', 'cache-control': request.path === '/fresh' ? 'max-age=60' : 'max-age=0' },
+            body: 'body'
+        };
+    })
+    .persist();
 
-        res.writeHead(200, { etag: '"v"', 'cache-control': req.url === '/fresh' ? 'max-age=60' : 'max-age=0' });
-        res.end('body');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+afterAll(() => {
+    mock.close();
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('instrumentation of a cached client', () => {
     it('a miss, a hit and a revalidation each carry tracewire.cache on the span and the duration metric', async () => {
-        const client = new Client().defaults({ events: true, cache: true });
+        const client = new Client().defaults({ mock, events: true, cache: true });
         const handle = instrumentClient(client, {
             tracerProvider: otel.tracerProvider,
             meterProvider: otel.meterProvider
@@ -89,7 +88,7 @@ describe('instrumentation of a cached client', () => {
     });
 
     it('a hit, answered without the network, names no network.protocol.version on its span or duration point; the miss before it does', async () => {
-        const client = new Client().defaults({ events: true, cache: true });
+        const client = new Client().defaults({ mock, events: true, cache: true });
         const handle = instrumentClient(client, {
             tracerProvider: otel.tracerProvider,
             meterProvider: otel.meterProvider
@@ -127,7 +126,7 @@ describe('instrumentation of a cached client', () => {
     });
 
     it('a HEAD answered from a stored GET has a body of 0 bytes on its span, whatever its content-length says', async () => {
-        const client = new Client().defaults({ events: true, cache: true });
+        const client = new Client().defaults({ mock, events: true, cache: true });
         const handle = instrumentClient(client, { tracerProvider: otel.tracerProvider });
         otel.reset();
         try {
@@ -146,7 +145,7 @@ describe('instrumentation of a cached client', () => {
     });
 
     it("the calls that waited for another call's fetch (request coalescing) link their spans to the span that fetched", async () => {
-        const client = new Client().defaults({ events: true, cache: true });
+        const client = new Client().defaults({ mock, events: true, cache: true });
         const handle = instrumentClient(client, {
             tracerProvider: otel.tracerProvider,
             meterProvider: otel.meterProvider
@@ -187,9 +186,9 @@ describe('instrumentation of a cached client', () => {
             async delete(): Promise<void> {}
         }
 
-        const client = new Client().defaults({ events: true, cache: { store: new BrokenStore() } });
+        const client = new Client().defaults({ mock, events: true, cache: { store: new BrokenStore() } });
         // Two instrumentations (of two clients) hear the same failures: each is counted once.
-        const handles = [client, new Client().defaults({ events: true })].map((instrumented) =>
+        const handles = [client, new Client().defaults({ mock, events: true })].map((instrumented) =>
             instrumentClient(instrumented, { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider })
         );
         try {

@@ -360,6 +360,35 @@ describe('replies', () => {
         await api.read(await second);
         expect(mock.requests.map((request) => request.headers.authorization !== undefined)).toEqual([true, false]);
     });
+
+    it('a header Node.js refuses fails the request as it is made, over HTTP/1.1 as over HTTP/2, and nothing is received', async () => {
+        const { mock, api } = mocked();
+        mock.origin(origin).get('/').reply(200, 'ok').persist();
+        const traced = api.defaults({ events: true });
+        let header: [string, unknown] = ['x-ok', 'ok'];
+        traced.events!.on('preRequest', (uri) => {
+            // Past the options' own checks: as a listener may set it.
+            (uri.headers as Record<string, unknown>)[header[0]] = header[1];
+        });
+        const refused: Array<[[string, unknown], string, string]> = [
+            [['x-bad', 'a\r\nb'], 'Invalid character in header content ["x-bad"]', 'ERR_INVALID_CHAR'],
+            [['x-list', ['a', 'b\n']], 'Invalid character in header content ["x-list"]', 'ERR_INVALID_CHAR'],
+            [['x a', 'v'], 'Header name must be a valid HTTP token ["x a"]', 'ERR_INVALID_HTTP_TOKEN'],
+            [['x-gone', undefined], 'Invalid value "undefined" for header "x-gone"', 'ERR_HTTP_INVALID_HEADER_VALUE']
+        ];
+        for (const http2 of [false, true]) {
+            for (const [given, message, code] of refused) {
+                header = given;
+                const err = await rejection(traced.get(`${origin}/`, { http2 }));
+                expect(err.message, `${given[0]} http2 ${http2}`).toBe(`Request could not be created: ${message}`);
+                expect((err.cause as { code: string }).code).toBe(code);
+            }
+        }
+
+        expect(mock.requests).toHaveLength(0);
+        header = ['x-ok', 'ok'];
+        expect(String((await traced.get(`${origin}/`)).payload)).toBe('ok');
+    });
 });
 
 describe('delays', () => {

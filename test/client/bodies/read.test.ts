@@ -1,5 +1,5 @@
 import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { constants as http2Constants } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,70 +8,85 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import Hapi from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CachedResponse, Client, client, MemoryCacheStore } from '../../../src/client/index.js';
+import { MockNetwork } from '../../../src/testing/index.js';
 import { settle, startHttp, type TestServer, timerCount } from '../helpers.js';
 import { startHttp2 } from '../wire/http2/servers.js';
 
 const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
 
-function send(res: ServerResponse, headers: Record<string, string>, payload: string | Buffer): void {
-    res.writeHead(200, headers);
-    res.end(payload);
+// The replies are scripted by a MockNetwork (docs/testing.md): read() decodes, parses, bounds and times them
+// above the transport seam as it does a server's. A real server stays for the bodies a connection's end cuts
+// short (/cut, /gzip-cut), and a real hapi for a request payload.
+const origin = 'http://read.test';
+const mock = new MockNetwork();
+const api = client.defaults({ mock });
+
+/** Replies to GET `path` with a 200 of `body` and these headers, for every request. */
+function route(path: string, headers: Record<string, string | number>, body: string | Buffer): void {
+    mock.origin(origin).get(path).reply(200, body, headers).persist();
 }
 
-const routes: Record<string, (res: ServerResponse) => void> = {
-    '/gzip': (res) => send(res, { 'content-encoding': 'gzip' }, gzipSync(text)),
-    '/x-gzip': (res) => send(res, { 'content-encoding': 'x-gzip' }, gzipSync(text)),
-    '/deflate': (res) => send(res, { 'content-encoding': 'deflate' }, deflateSync(text)),
-    '/br': (res) => send(res, { 'content-encoding': 'br' }, brotliCompressSync(text)),
-    '/gzip-unlabelled': (res) => send(res, {}, gzipSync(text)),
-    '/corrupt-gzip': (res) => send(res, { 'content-encoding': 'gzip' }, Buffer.from('not gzip at all')),
-    '/plain': (res) => send(res, { 'content-type': 'text/plain' }, text),
-    '/json': (res) => send(res, { 'content-type': 'application/json; charset=utf-8' }, '{"a":1}'),
-    '/problem': (res) => send(res, { 'content-type': 'application/problem+json' }, '{"title":"x"}'),
-    '/json-text': (res) => send(res, { 'content-type': 'text/plain' }, '[1,2]'),
-    '/untyped': (res) => send(res, {}, '{"b":2}'),
-    '/bad-json': (res) => send(res, { 'content-type': 'application/json' }, '{"a":'),
-    '/empty-json': (res) => send(res, { 'content-type': 'application/json' }, ''),
-    '/gzip-json': (res) =>
-        send(res, { 'content-encoding': 'gzip', 'content-type': 'application/json' }, gzipSync('{"z":true}')),
-    '/big': (res) => send(res, { 'content-type': 'text/plain' }, 'x'.repeat(5000)),
-    '/big-declared': (res) => {
-        res.setHeader('content-length', 5000);
-        res.end('x'.repeat(5000));
-    },
-    '/big-chunked': (res) => {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.write('x'.repeat(3000));
-        res.end('x'.repeat(3000));
-    },
-    // 10 MB of zeros compress to about 10 KB: a small response that must not become a large Buffer.
-    '/bomb': (res) => send(res, { 'content-encoding': 'gzip' }, gzipSync(Buffer.alloc(10 * 1024 * 1024))),
-    '/stall': (res) => {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.write('partial');
-    },
-    '/cut': (res) => {
-        res.writeHead(200, { 'content-length': '1000' });
-        res.write('only some of it', () => setTimeout(() => res.socket?.destroy(), 10));
-    },
-    // The headers and a first piece of a gzip body, then a reset: the body never comes whole.
-    '/gzip-cut': (res) => {
-        res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': '1000' });
-        res.write(gzipSync(text).subarray(0, 20), () => setTimeout(() => res.socket?.destroy(), 10));
-    }
-};
+route('/gzip', { 'content-encoding': 'gzip' }, gzipSync(text));
+route('/x-gzip', { 'content-encoding': 'x-gzip' }, gzipSync(text));
+route('/deflate', { 'content-encoding': 'deflate' }, deflateSync(text));
+route('/br', { 'content-encoding': 'br' }, brotliCompressSync(text));
+route('/gzip-unlabelled', {}, gzipSync(text));
+route('/corrupt-gzip', { 'content-encoding': 'gzip' }, Buffer.from('not gzip at all'));
+route('/plain', { 'content-type': 'text/plain' }, text);
+route('/json', { 'content-type': 'application/json; charset=utf-8' }, '{"a":1}');
+route('/problem', { 'content-type': 'application/problem+json' }, '{"title":"x"}');
+route('/json-text', { 'content-type': 'text/plain' }, '[1,2]');
+route('/untyped', {}, '{"b":2}');
+route('/bad-json', { 'content-type': 'application/json' }, '{"a":');
+route('/empty-json', { 'content-type': 'application/json' }, '');
+route('/gzip-json', { 'content-encoding': 'gzip', 'content-type': 'application/json' }, gzipSync('{"z":true}'));
+route('/big', { 'content-type': 'text/plain' }, 'x'.repeat(5000));
+route('/big-declared', { 'content-length': 5000 }, 'x'.repeat(5000));
+// 10 MB of zeros compress to about 10 KB: a small response that must not become a large Buffer.
+route('/bomb', { 'content-encoding': 'gzip' }, gzipSync(Buffer.alloc(10 * 1024 * 1024)));
+// A body of unknown length (chunked), in two pieces.
+mock.origin(origin)
+    .get('/big-chunked')
+    .reply(() => ({
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: Readable.from([Buffer.from('x'.repeat(3000)), Buffer.from('x'.repeat(3000))])
+    }))
+    .persist();
+// The headers and a first piece of the body, and then nothing.
+mock.origin(origin)
+    .get('/stall')
+    .reply(() => {
+        const body = new Readable({ read() {} });
+        body.push('partial');
+        return { status: 200, headers: { 'content-type': 'text/plain' }, body };
+    })
+    .persist();
 
 let server: TestServer;
 
 beforeAll(async () => {
-    server = await startHttp((req, res) => (routes[req.url ?? ''] ?? routes['/plain']!)(res));
+    server = await startHttp((req, res) => {
+        if (req.url === '/gzip-cut') {
+            // The headers and a first piece of a gzip body, then a reset: the body never comes whole.
+            res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': '1000' });
+            res.write(gzipSync(text).subarray(0, 20), () => setTimeout(() => res.socket?.destroy(), 10));
+        } else {
+            // /cut: a part of the body, then a reset.
+            res.writeHead(200, { 'content-length': '1000' });
+            res.write('only some of it', () => setTimeout(() => res.socket?.destroy(), 10));
+        }
+    });
 });
 
-afterAll(() => server.close());
+afterAll(async () => {
+    mock.close();
+    await server.close();
+});
 
 async function readFrom(path: string, options?: Parameters<typeof client.read>[1]): Promise<unknown> {
-    const res = await client.request('GET', `${server.url}${path}`);
-    return client.read(res, options);
+    const res = await api.request('GET', `${origin}${path}`);
+    return api.read(res, options);
 }
 
 describe('2.2 Client read options', () => {
@@ -171,8 +186,8 @@ describe('2.2 Client read options', () => {
         });
 
         it('counts the decompressed size, so a gzip bomb stops at the limit', async () => {
-            const res = await client.request('GET', `${server.url}/bomb`, { agent: false });
-            await expect(client.read(res, { gunzip: true, maxBytes: 100_000 })).rejects.toMatchObject({
+            const res = await api.request('GET', `${origin}/bomb`, { agent: false });
+            await expect(api.read(res, { gunzip: true, maxBytes: 100_000 })).rejects.toMatchObject({
                 output: { statusCode: 413 }
             });
             expect(res.destroyed).toBe(true);
@@ -182,9 +197,9 @@ describe('2.2 Client read options', () => {
     describe('timeout', () => {
         it('rejects with 408 when the payload is not read in time, and clears its timer', async () => {
             const timers = timerCount();
-            const res = await client.request('GET', `${server.url}/stall`, { agent: false });
+            const res = await api.request('GET', `${origin}/stall`, { agent: false });
             const started = Date.now();
-            await expect(client.read(res, { timeout: 50 })).rejects.toMatchObject({
+            await expect(api.read(res, { timeout: 50 })).rejects.toMatchObject({
                 message: 'Client read timeout',
                 output: { statusCode: 408 },
                 data: { code: 'ETIMEDOUT' }
@@ -216,20 +231,20 @@ describe('2.2 Client read options', () => {
             ['fast', /Read options must be an object/]
         ];
         for (const [options, message] of cases) {
-            const res = await client.request('GET', `${server.url}/plain`);
-            await expect(client.read(res, options as never)).rejects.toThrow(message);
+            const res = await api.request('GET', `${origin}/plain`);
+            await expect(api.read(res, options as never)).rejects.toThrow(message);
             res.destroy();
         }
     });
 
     it('a derived client refuses the same bad read options, whatever its defaults', async () => {
-        for (const derived of [client.defaults({ events: true }), client.defaults({ timeout: 5000 })]) {
+        for (const derived of [api.defaults({ events: true }), api.defaults({ timeout: 5000 })]) {
             for (const [options, message] of [
                 ['fast', /Read options must be an object/],
                 [42, /Read options must be an object/],
                 [{ json: 'loose' }, /Option json must be/]
             ] as const) {
-                const res = await derived.request('GET', `${server.url}/plain`);
+                const res = await derived.request('GET', `${origin}/plain`);
                 await expect(derived.read(res, options as never)).rejects.toThrow(message);
                 res.destroy();
             }
@@ -394,9 +409,9 @@ describe('2.2 read() of a response that can no longer be read settles', () => {
     });
 
     it('a response read to its end, read again: 500 Payload stream already read to its end', async () => {
-        const res = await client.request('GET', `${server.url}/plain`);
-        expect((await client.read(res))?.toString()).toBe(text);
-        const err = await within(1000, client.read(res));
+        const res = await api.request('GET', `${origin}/plain`);
+        expect((await api.read(res))?.toString()).toBe(text);
+        const err = await within(1000, api.read(res));
         expect(err).toMatchObject({ message: 'Payload stream already read to its end', output: { statusCode: 500 } });
     });
 

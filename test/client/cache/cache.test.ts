@@ -5,18 +5,71 @@ import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.
 import type { CachedResponse, CacheStore } from '../../../src/client/contract/cache-store.js';
 import type { Timings } from '../../../src/client/contract/timings.js';
 import type { ResponseDetails } from '../../../src/client/contract/types.js';
-import { client as plainClient } from '../../../src/client/index.js';
+import { client } from '../../../src/client/index.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { isHttpError } from '../../../src/errors/index.js';
+import {
+    type MockedRequest,
+    type MockInterceptor,
+    MockNetwork,
+    type MockResponse
+} from '../../../src/testing/index.js';
 import { startHttp, startUnix, type TestServer } from '../helpers.js';
 
 /**
- * README "Cache": the client's RFC 9111 cache over real sockets. Each test uses its own paths on one
- * origin server; `seen` counts what reached the server, so "from the cache" is what it never saw.
+ * README "Cache": the client's RFC 9111 cache, its origin scripted by a MockNetwork (docs/testing.md): the
+ * cache sits above the transport seam, and works on a mocked exchange as on one over the network. Each test
+ * uses its own paths on the mocked origin; `hits` lists what reached it, so "from the cache" is what it
+ * never saw. A real server stays for what only a connection shows: a kept-alive connection that dies as it
+ * is reused (a revalidation or a stale-if-error sent again first), and a UNIX socket.
  */
 
-type Route = (req: IncomingMessage, res: ServerResponse, count: number) => void;
-const routes = new Map<string, Route>();
+/** A reply to the request, given how many the path has had (this one included). */
+type Route = (request: MockedRequest, count: number) => MockResponse | Promise<MockResponse>;
+
+const origin = 'http://cache.test';
+const mock = new MockNetwork();
+// The root client, on the mocked origin: `cache: true` per request still takes the process's one store.
+const plainClient = client.defaults({ mock });
+
+let paths = 0;
+/** A fresh URL of the mocked origin, which nothing answers yet. */
+function freshUrl(): string {
+    return `${origin}/p${++paths}`;
+}
+
+/** An interceptor of every method for the path of `url` (answered in order with those made before it). */
+function on(url: string): MockInterceptor {
+    return mock.intercept({ origin, method: () => true, path: new URL(url).pathname });
+}
+
+/** A fresh path answered by `route`; returns its URL. */
+function serve(route: Route): string {
+    const url = freshUrl();
+    on(url)
+        .reply((request) => route(request, hits(url).length))
+        .persist();
+    return url;
+}
+
+/** The requests the mocked origin received for the path of `url`, in order. */
+function hits(url: string): MockedRequest[] {
+    const path = new URL(url).pathname;
+    return mock.requests.filter((request) => request.origin === origin && request.path.split('?')[0] === path);
+}
+
+function reply(status: number, headers: Record<string, string | string[]>, body: string | Buffer = ''): Route {
+    return () => ({ status, headers, body });
+}
+
+function cached(options: ConstructorParameters<typeof MemoryCacheStore>[0] = {}, shared = false) {
+    const store = new MemoryCacheStore(options);
+    return { store, client: new Client().defaults({ mock, cache: { store, shared } }) };
+}
+
+// The real server, for the connections that die as they are reused: `seen` is what reached it, by path.
+type ServerRoute = (req: IncomingMessage, res: ServerResponse, count: number) => void;
+const serverRoutes = new Map<string, ServerRoute>();
 const seen = new Map<string, IncomingMessage[]>();
 let server: TestServer;
 
@@ -26,50 +79,37 @@ beforeAll(async () => {
         const list = seen.get(path) ?? [];
         list.push(req);
         seen.set(path, list);
-        const route = routes.get(path);
-        if (route === undefined) {
-            res.statusCode = 404;
-            res.end('no route');
-            return;
-        }
-
         req.resume();
-        route(req, res, list.length);
+        serverRoutes.get(path)!(req, res, list.length);
     });
 });
-afterAll(() => server.close());
 
-let paths = 0;
-/** A fresh path served by `route`; returns its URL. */
-function serve(route: Route): string {
+afterAll(async () => {
+    mock.close();
+    await server.close();
+});
+
+/** A fresh path of the real server answered by `route`; returns its URL. */
+function serveOnServer(route: ServerRoute): string {
     const path = `/p${++paths}`;
-    routes.set(path, route);
+    serverRoutes.set(path, route);
     return server.url + path;
 }
 
-function hits(url: string): IncomingMessage[] {
+function serverHits(url: string): IncomingMessage[] {
     return seen.get(new URL(url).pathname) ?? [];
 }
 
-function reply(status: number, headers: Record<string, string | string[]>, body = ''): Route {
-    return (_req, res) => {
-        res.writeHead(status, headers);
-        res.end(body);
-    };
-}
-
-function cached(options: ConstructorParameters<typeof MemoryCacheStore>[0] = {}, shared = false) {
-    const store = new MemoryCacheStore(options);
-    return { store, client: new Client().defaults({ cache: { store, shared } }) };
+/** A client with a cache of its own on the network. */
+function cachedOnNetwork() {
+    return new Client().defaults({ cache: { store: new MemoryCacheStore() } });
 }
 
 describe('Cache: option', () => {
     it('rejects a bad cache option, naming it', async () => {
         const bad: unknown[] = ['yes', 1, [], { store: {} }, { shared: 'no' }, { methods: [] }, { methods: ['POST'] }];
         for (const cache of bad) {
-            const err = await plainClient
-                .request('GET', 'http://127.0.0.1:1/', { cache: cache as never })
-                .catch((e) => e);
+            const err = await plainClient.request('GET', `${origin}/`, { cache: cache as never }).catch((e) => e);
             expect(isHttpError(err)).toBe(true);
             expect(err.message).toMatch(/^Option cache/);
         }
@@ -81,8 +121,8 @@ describe('Cache: option', () => {
 
     it('cache: true in defaults() gives each client a store of its own', async () => {
         const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'one'));
-        const a = new Client().defaults({ cache: true });
-        const b = new Client().defaults({ cache: true });
+        const a = new Client().defaults({ mock, cache: true });
+        const b = new Client().defaults({ mock, cache: true });
         await a.get(url);
         await a.get(url);
         expect(hits(url)).toHaveLength(1);
@@ -155,11 +195,8 @@ describe('Cache: hits, misses and Cache-Status', () => {
 
     it('never stores a response whose body did not arrive whole', async () => {
         const { client, store } = cached();
-        const url = serve((_req, res) => {
-            res.writeHead(200, { 'cache-control': 'max-age=60', 'content-length': '100' });
-            res.write('partial');
-            setTimeout(() => res.destroy(), 20);
-        });
+        const url = freshUrl();
+        on(url).reply(200, 'partial'.padEnd(100), { 'cache-control': 'max-age=60' }).cutAfter(7);
         await expect(client.get(url)).rejects.toThrow();
         expect(store.count).toBe(0);
     });
@@ -184,10 +221,11 @@ describe('Cache: hits, misses and Cache-Status', () => {
 
     it('keeps variants apart by Vary', async () => {
         const { client } = cached();
-        const url = serve((req, res) => {
-            res.writeHead(200, { 'cache-control': 'max-age=60', vary: 'Accept' });
-            res.end(String(req.headers.accept));
-        });
+        const url = serve((request) => ({
+            status: 200,
+            headers: { 'cache-control': 'max-age=60', vary: 'Accept' },
+            body: String(request.headers.accept)
+        }));
         const json = { headers: { accept: 'application/json' } };
         const html = { headers: { accept: 'text/html' } };
         expect(String((await client.get(url, json)).payload)).toBe('application/json');
@@ -225,7 +263,7 @@ describe('Cache: hits, misses and Cache-Status', () => {
             .request('OPTIONS', url)
             .then(async (r) => ({ res: r, body: await client.read(r) }));
         expect(res.headers['cache-status']).toBe('tracewire; fwd=bypass; fwd-status=200');
-        const optionsClient = new Client().defaults({ cache: { methods: ['GET', 'options'] } });
+        const optionsClient = new Client().defaults({ mock, cache: { methods: ['GET', 'options'] } });
         await optionsClient.request('OPTIONS', url).then((r) => client.read(r));
         const second = await optionsClient.request('OPTIONS', url);
         expect(second.headers['cache-status']).toMatch(/hit/);
@@ -235,16 +273,17 @@ describe('Cache: hits, misses and Cache-Status', () => {
 describe('Cache: validation', () => {
     it('revalidates a stale response with If-None-Match and answers a 304 with the stored body, headers updated', async () => {
         const { client } = cached();
-        const url = serve((req, res, count) => {
+        const url = serve((request, count) => {
             if (count === 1) {
-                res.writeHead(200, { 'cache-control': 'max-age=0', etag: '"v1"', 'x-version': '1' });
-                res.end('stored body');
-                return;
+                return {
+                    status: 200,
+                    headers: { 'cache-control': 'max-age=0', etag: '"v1"', 'x-version': '1' },
+                    body: 'stored body'
+                };
             }
 
-            expect(req.headers['if-none-match']).toBe('"v1"');
-            res.writeHead(304, { 'cache-control': 'max-age=60', etag: '"v1"', 'x-version': '2' });
-            res.end();
+            expect(request.headers['if-none-match']).toBe('"v1"');
+            return { status: 304, headers: { 'cache-control': 'max-age=60', etag: '"v1"', 'x-version': '2' } };
         });
         await client.get(url);
         const { res, payload } = await client.get(url);
@@ -261,16 +300,16 @@ describe('Cache: validation', () => {
     it('revalidates with If-Modified-Since, and stores the new response a 200 brings', async () => {
         const { client } = cached();
         const lastModified = new Date(Date.now() - 3600_000).toUTCString();
-        const url = serve((req, res, count) => {
+        const url = serve((request, count) => {
             if (count === 2) {
-                expect(req.headers['if-modified-since']).toBe(lastModified);
+                expect(request.headers['if-modified-since']).toBe(lastModified);
             }
 
-            res.writeHead(200, {
-                'cache-control': count === 1 ? 'no-cache' : 'max-age=60',
-                'last-modified': lastModified
-            });
-            res.end(`v${count}`);
+            return {
+                status: 200,
+                headers: { 'cache-control': count === 1 ? 'no-cache' : 'max-age=60', 'last-modified': lastModified },
+                body: `v${count}`
+            };
         });
         await client.get(url);
         expect(String((await client.get(url)).payload)).toBe('v2');
@@ -318,17 +357,20 @@ describe('Cache: validation', () => {
     it('stale-while-revalidate answers at once from the cache and revalidates in the background', async () => {
         const { client } = cached();
         let release: () => void = () => {};
-        const url = serve((_req, res, count) => {
-            const send = () => {
-                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` });
-                res.end(`v${count}`);
-            };
+        const released = new Promise<void>((resolve) => {
+            release = resolve;
+        });
+        const url = serve(async (_request, count) => {
             if (count === 2) {
                 // The background revalidation: held until the caller has its answer.
-                release = send;
-            } else {
-                send();
+                await released;
             }
+
+            return {
+                status: 200,
+                headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` },
+                body: `v${count}`
+            };
         });
         await client.get(url);
         const started = Date.now();
@@ -350,11 +392,12 @@ describe('Cache: validation', () => {
     });
 
     it('a background revalidation is sent with the method of the stored response (OPTIONS, not GET)', async () => {
-        const optionsClient = new Client().defaults({ cache: { methods: ['GET', 'OPTIONS'] } });
-        const url = serve((_req, res, count) => {
-            res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` });
-            res.end(`v${count}`);
-        });
+        const optionsClient = new Client().defaults({ mock, cache: { methods: ['GET', 'OPTIONS'] } });
+        const url = serve((_request, count) => ({
+            status: 200,
+            headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` },
+            body: `v${count}`
+        }));
         await optionsClient.request('OPTIONS', url).then((r) => optionsClient.read(r));
         const stale = await optionsClient.request('OPTIONS', url);
         expect(stale.headers['cache-status']).toMatch(/detail=stale-while-revalidate$/);
@@ -366,15 +409,15 @@ describe('Cache: validation', () => {
 
     it('a background revalidation answered 304 refreshes the stored response; one that fails leaves it stale', async () => {
         const { client } = cached();
-        const url = serve((_req, res, count) => {
-            if (count === 1) {
-                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"a"' });
-                res.end('body');
-            } else {
-                res.writeHead(304, { 'cache-control': 'max-age=60', etag: '"a"' });
-                res.end();
-            }
-        });
+        const url = serve((_request, count) =>
+            count === 1
+                ? {
+                      status: 200,
+                      headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"a"' },
+                      body: 'body'
+                  }
+                : { status: 304, headers: { 'cache-control': 'max-age=60', etag: '"a"' } }
+        );
         await client.get(url);
         await client.get(url);
         await expect
@@ -382,14 +425,10 @@ describe('Cache: validation', () => {
             .toMatch(/^tracewire; hit; ttl=(59|60)$/);
         expect(String((await client.get(url)).payload)).toBe('body');
 
-        const failing = serve((_req, res, count) => {
-            if (count === 1) {
-                res.writeHead(200, { 'cache-control': 'max-age=0, stale-while-revalidate=60' });
-                res.end('kept');
-            } else {
-                res.destroy();
-            }
-        });
+        // Its revalidation's connection is reset.
+        const failing = freshUrl();
+        on(failing).reply(200, 'kept', { 'cache-control': 'max-age=0, stale-while-revalidate=60' });
+        on(failing).fault('connection-reset').persist();
         await client.get(failing);
         await client.get(failing);
         await expect.poll(() => hits(failing).length).toBe(2);
@@ -400,17 +439,11 @@ describe('Cache: validation', () => {
 
     it('stale-if-error: a stale response answers a 5xx or a network failure', async () => {
         const { client } = cached();
-        const url = serve((_req, res, count) => {
-            if (count === 1) {
-                res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
-                res.end('good');
-            } else if (count === 2) {
-                res.writeHead(500);
-                res.end('bad');
-            } else {
-                res.destroy();
-            }
-        });
+        // A stored response, then a 500, then connections reset.
+        const url = freshUrl();
+        on(url).reply(200, 'good', { 'cache-control': 'max-age=0, stale-if-error=60' });
+        on(url).reply(500, 'bad');
+        on(url).fault('connection-reset').persist();
         await client.get(url);
         const on500 = await client.get(url);
         expect(String(on500.payload)).toBe('good');
@@ -418,19 +451,17 @@ describe('Cache: validation', () => {
         const onReset = await client.get(url);
         expect(String(onReset.payload)).toBe('good');
 
-        const mustRevalidate = serve((_req, res, count) => {
-            res.writeHead(count === 1 ? 200 : 500, {
-                'cache-control': 'max-age=0, must-revalidate, stale-if-error=60'
-            });
-            res.end();
-        });
+        const mustRevalidate = serve((_request, count) => ({
+            status: count === 1 ? 200 : 500,
+            headers: { 'cache-control': 'max-age=0, must-revalidate, stale-if-error=60' }
+        }));
         await client.get(mustRevalidate);
         await expect(client.get(mustRevalidate)).rejects.toMatchObject({ output: { statusCode: 500 } });
     });
 
     it('stale-if-error is the last resort: a stale connection is re-sent first', async () => {
-        const { client } = cached();
-        const url = serve((req, res, count) => {
+        const client = cachedOnNetwork();
+        const url = serveOnServer((req, res, count) => {
             if (count === 1) {
                 res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
                 res.end('old');
@@ -446,11 +477,11 @@ describe('Cache: validation', () => {
         const { payload, res } = await client.get(url);
         expect(String(payload)).toBe('new');
         expect(res.headers['cache-status']).not.toMatch(/stale-if-error/);
-        expect(hits(url)).toHaveLength(3);
-        expect(hits(url)[1]!.socket).not.toBe(hits(url)[2]!.socket);
+        expect(serverHits(url)).toHaveLength(3);
+        expect(serverHits(url)[1]!.socket).not.toBe(serverHits(url)[2]!.socket);
 
         // The re-send fails as well: then the stale response answers.
-        const dead = serve((req, res, count) => {
+        const dead = serveOnServer((req, res, count) => {
             if (count === 1) {
                 res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
                 res.end('old');
@@ -462,7 +493,7 @@ describe('Cache: validation', () => {
         const stale = await client.get(dead);
         expect(String(stale.payload)).toBe('old');
         expect(stale.res.headers['cache-status']).toMatch(/detail=stale-if-error$/);
-        expect(hits(dead)).toHaveLength(3);
+        expect(serverHits(dead)).toHaveLength(3);
     });
 
     it('stale-if-error is the last resort: a 5xx or a network failure the retry policy retries is retried first', async () => {
@@ -474,10 +505,11 @@ describe('Cache: validation', () => {
             );
         });
         const retry = { retry: { limit: 1, backoff: () => 1 } };
-        const url = serve((_req, res, count) => {
-            res.writeHead(count === 2 ? 503 : 200, { 'cache-control': 'max-age=0, stale-if-error=60' });
-            res.end(count === 1 ? 'old' : count === 2 ? 'unavailable' : 'new');
-        });
+        const url = serve((_request, count) => ({
+            status: count === 2 ? 503 : 200,
+            headers: { 'cache-control': 'max-age=0, stale-if-error=60' },
+            body: count === 1 ? 'old' : count === 2 ? 'unavailable' : 'new'
+        }));
         await client.get(url, retry);
         reported.length = 0;
         expect(String((await client.get(url, retry)).payload)).toBe('new');
@@ -488,17 +520,11 @@ describe('Cache: validation', () => {
         expect(reported[0]).not.toMatch(/stale-if-error/);
 
         // The retries spent: the stale response answers the last 503, and the last network failure.
-        const failing = serve((req, res, count) => {
-            if (count === 1) {
-                res.writeHead(200, { 'cache-control': 'max-age=0, stale-if-error=60' });
-                res.end('old');
-            } else if (count <= 3) {
-                res.writeHead(503, { connection: 'close' });
-                res.end();
-            } else {
-                req.socket.destroy();
-            }
-        });
+        // A stored response, two 503s that close their connections, then connections reset.
+        const failing = freshUrl();
+        on(failing).reply(200, 'old', { 'cache-control': 'max-age=0, stale-if-error=60' });
+        on(failing).reply(503, '', { connection: 'close' }).times(2);
+        on(failing).fault('connection-reset').persist();
         await client.get(failing, retry);
         const on503 = await client.get(failing, retry);
         expect(String(on503.payload)).toBe('old');
@@ -515,16 +541,11 @@ describe('Cache: validation', () => {
         const { client } = cached();
         const target = serve(reply(200, { 'cache-control': 'max-age=60' }));
         const related = serve(reply(200, { 'cache-control': 'max-age=60' }));
-        const url = serve((req, res) => {
-            if (req.method === 'POST') {
-                res.writeHead(201, { location: target, 'content-location': new URL(related).pathname });
-                res.end();
-                return;
-            }
-
-            res.writeHead(200, { 'cache-control': 'max-age=60' });
-            res.end();
-        });
+        const url = serve((request) =>
+            request.method === 'POST'
+                ? { status: 201, headers: { location: target, 'content-location': new URL(related).pathname } }
+                : { status: 200, headers: { 'cache-control': 'max-age=60' } }
+        );
         for (const u of [url, target, related]) {
             await client.get(u);
         }
@@ -532,7 +553,7 @@ describe('Cache: validation', () => {
         await client.post(url, { payload: 'x' });
         for (const u of [url, target, related]) {
             await client.get(u);
-            expect(hits(u).filter((req) => req.method === 'GET')).toHaveLength(2);
+            expect(hits(u).filter((request) => request.method === 'GET')).toHaveLength(2);
         }
     });
 });
@@ -580,7 +601,7 @@ describe('Cache: everything else through the cache', () => {
         const reasons: (string | undefined)[] = [];
         client.events!.on('response', (_err, { uri }) => reasons.push(uri.resendReason));
         const served = new WeakSet<object>();
-        const url = serve((req, res, count) => {
+        const url = serveOnServer((req, res, count) => {
             if (served.has(req.socket)) {
                 // The server closed the kept-alive connection as the next request arrived on it.
                 req.socket.destroy();
@@ -596,7 +617,7 @@ describe('Cache: everything else through the cache', () => {
         expect(String(payload)).toBe('stored');
         expect(res.headers['cache-status']).toMatch(/^tracewire; fwd=stale; fwd-status=304/);
         expect(reasons).toEqual([undefined, undefined, 'stale-connection']);
-        expect(hits(url).at(-1)!.headers['if-none-match']).toBe('"s"');
+        expect(serverHits(url).at(-1)!.headers['if-none-match']).toBe('"s"');
     });
 
     it('caches over a UNIX socket, keyed apart from the same URL elsewhere', async () => {
@@ -607,7 +628,7 @@ describe('Cache: everything else through the cache', () => {
             res.end('over the socket');
         });
         try {
-            const { client } = cached();
+            const client = cachedOnNetwork();
             const options = { socketPath: unix.socketPath };
             await client.get('/containers/json', options);
             const { payload, res } = await client.get('/containers/json', options);
@@ -621,18 +642,15 @@ describe('Cache: everything else through the cache', () => {
 
     it("the validators of a revalidation that is redirected stay with their URL: the redirect's request has none", async () => {
         const { client } = cached();
-        const target = serve((req, res) => {
-            res.writeHead(200, { 'x-conditional': String(req.headers['if-none-match'] ?? 'none') });
-            res.end('target');
-        });
-        const moved = serve((_req, res, count) => {
-            res.writeHead(count === 1 ? 200 : 301, {
-                'cache-control': 'max-age=0',
-                etag: '"m"',
-                ...(count === 1 ? {} : { location: target })
-            });
-            res.end();
-        });
+        const target = serve((request) => ({
+            status: 200,
+            headers: { 'x-conditional': String(request.headers['if-none-match'] ?? 'none') },
+            body: 'target'
+        }));
+        const moved = serve((_request, count) => ({
+            status: count === 1 ? 200 : 301,
+            headers: { 'cache-control': 'max-age=0', etag: '"m"', ...(count === 1 ? {} : { location: target }) }
+        }));
         await client.get(moved);
         const { res } = await client.get(moved, { redirects: 1 });
         expect(hits(moved).at(-1)!.headers['if-none-match']).toBe('"m"');
@@ -641,10 +659,11 @@ describe('Cache: everything else through the cache', () => {
 
     it('retries through the cache, and stores what the retry got', async () => {
         const { client } = cached();
-        const url = serve((_req, res, count) => {
-            res.writeHead(count === 1 ? 503 : 200, { 'cache-control': count === 1 ? 'no-store' : 'max-age=60' });
-            res.end(`attempt ${count}`);
-        });
+        const url = serve((_request, count) => ({
+            status: count === 1 ? 503 : 200,
+            headers: { 'cache-control': count === 1 ? 'no-store' : 'max-age=60' },
+            body: `attempt ${count}`
+        }));
         const retry = { retry: { backoff: () => 1 } };
         expect(String((await client.get(url, retry)).payload)).toBe('attempt 2');
         expect(String((await client.get(url, retry)).payload)).toBe('attempt 2');
@@ -653,10 +672,11 @@ describe('Cache: everything else through the cache', () => {
 
     it('a retry goes to the origin, not to the stored response it retries', async () => {
         const { client } = cached();
-        const url = serve((_req, res, count) => {
-            res.writeHead(count === 1 ? 503 : 200, { 'cache-control': 'max-age=60' });
-            res.end(`attempt ${count}`);
-        });
+        const url = serve((_request, count) => ({
+            status: count === 1 ? 503 : 200,
+            headers: { 'cache-control': 'max-age=60' },
+            body: `attempt ${count}`
+        }));
         // The 503 is stored (it has explicit freshness); the retry must not be answered with it.
         const { payload, res } = await client.get(url, { retry: { backoff: () => 1 } });
         expect(String(payload)).toBe('attempt 2');
@@ -667,9 +687,7 @@ describe('Cache: everything else through the cache', () => {
     it('keeps a gzip body as it came and decodes it when read, with maxBytes counted after decoding', async () => {
         const { client, store } = cached();
         const text = 'a'.repeat(10_000);
-        const url = serve(
-            reply(200, { 'cache-control': 'max-age=60', 'content-encoding': 'gzip' }, gzipSync(text) as never)
-        );
+        const url = serve(reply(200, { 'cache-control': 'max-age=60', 'content-encoding': 'gzip' }, gzipSync(text)));
         expect(String((await client.get(url, { gunzip: true })).payload)).toBe(text);
         const [stored] = (await store.get(url)) as CachedResponse[];
         expect(stored!.body.length).toBeLessThan(text.length);
@@ -706,7 +724,7 @@ describe('Cache: everything else through the cache', () => {
 
     it('a signal aborted while the store is looked up rejects at once', async () => {
         const slow: CacheStore = { get: () => new Promise(() => {}), set: async () => {}, delete: async () => {} };
-        const client = new Client().defaults({ cache: { store: slow } });
+        const client = new Client().defaults({ mock, cache: { store: slow } });
         const url = serve(reply(200, {}));
         const controller = new AbortController();
         const pending = client.get(url, { signal: controller.signal });
@@ -730,9 +748,7 @@ describe('Cache: bounded under load', () => {
             return set(key, entry);
         };
         const body = Buffer.alloc(256 * 1024, 7);
-        const urls = Array.from({ length: 60 }, () =>
-            serve(reply(200, { 'cache-control': 'max-age=60' }, body as never))
-        );
+        const urls = Array.from({ length: 60 }, () => serve(reply(200, { 'cache-control': 'max-age=60' }, body)));
         let largest = 0;
         let next = 0;
         const worker = async () => {
@@ -777,7 +793,7 @@ describe('Cache: a failing store', () => {
             { get: async () => 'not a list' as never, set: async () => {}, delete: async () => {} }
         ];
         for (const store of stores) {
-            const client = new Client().defaults({ cache: { store } });
+            const client = new Client().defaults({ mock, cache: { store } });
             const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'network'));
             const started = Date.now();
             expect(String((await client.get(url)).payload)).toBe('network');
@@ -791,7 +807,7 @@ describe('Cache: a failing store', () => {
 describe('Cache: the event pipeline', () => {
     it('a hit emits preRequest and response (req undefined, the cached res), no request; a miss all three', async () => {
         const store = new MemoryCacheStore();
-        const client = new Client().defaults({ events: true, cache: { store } });
+        const client = new Client().defaults({ mock, events: true, cache: { store } });
         const events: string[] = [];
         let hitDetails: ResponseDetails | undefined;
         client.events!.on('preRequest', (uri) => events.push(`preRequest ${uri.pathname}`));
@@ -815,13 +831,14 @@ describe('Cache: the event pipeline', () => {
     });
 
     it('timings: a hit has no connection and no wire phases, a revalidation the phases of its hop on the wire', async () => {
-        const client = new Client().defaults({ events: true, cache: true });
+        const client = new Client().defaults({ mock, events: true, cache: true });
         const timings: Timings[] = [];
         client.events!.on('response', (_err, details) => timings.push(details.timings));
-        const url = serve((_req, res, count) => {
-            res.writeHead(count === 1 ? 200 : 304, { 'cache-control': 'max-age=0', etag: '"t"' });
-            res.end(count === 1 ? 'body' : undefined);
-        });
+        const url = serve((_request, count) => ({
+            status: count === 1 ? 200 : 304,
+            headers: { 'cache-control': 'max-age=0', etag: '"t"' },
+            body: count === 1 ? 'body' : undefined
+        }));
         const fresh = serve(reply(200, { 'cache-control': 'max-age=60' }, 'fresh body'));
         await client.get(fresh);
         const before = Date.now();
@@ -857,7 +874,7 @@ describe('Cache: the event pipeline', () => {
     });
 
     it('a throwing listener fails a hit as it fails a request', async () => {
-        const client = new Client().defaults({ events: true, cache: true });
+        const client = new Client().defaults({ mock, events: true, cache: true });
         const url = serve(reply(200, { 'cache-control': 'max-age=60' }));
         await client.get(url);
         const throwing = () => {

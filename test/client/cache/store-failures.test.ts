@@ -10,8 +10,8 @@ import type { CacheStore } from '../../../src/client/contract/cache-store.js';
 import { type CacheStoreErrorMessage, CLIENT_CHANNELS } from '../../../src/client/index.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { isHttpError } from '../../../src/errors/index.js';
+import { MockNetwork } from '../../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
-import { startHttp, type TestServer } from '../helpers.js';
 import { type AppClient, clientKinds, eventually } from './redis-clients.js';
 
 /**
@@ -19,16 +19,18 @@ import { type AppClient, clientKinds, eventually } from './redis-clients.js';
  * `tracewire:client:cacheStoreError` ({ operation, reason, error, store }) for a metric to count, once.
  */
 
-let origin: TestServer;
+// The origin is a MockNetwork (docs/testing.md): the cache calls its store above the transport seam, for a
+// mocked exchange as for one on the network; the stores are real (a real redis-server below).
+const origin = 'http://stored.test';
+const mock = new MockNetwork();
+mock.intercept({ origin, method: () => true })
+    .reply(200, 'origin', { 'cache-control': 'max-age=60' })
+    .persist();
 const published: CacheStoreErrorMessage[] = [];
 const listener = (message: unknown) => published.push(message as CacheStoreErrorMessage);
-beforeAll(async () => {
-    origin = await startHttp((_req, res) => {
-        res.writeHead(200, { 'cache-control': 'max-age=60' });
-        res.end('origin');
-    });
+afterAll(() => {
+    mock.close();
 });
-afterAll(() => origin.close());
 afterEach(() => {
     unsubscribe(CLIENT_CHANNELS.cacheStoreError, listener);
     published.length = 0;
@@ -36,7 +38,7 @@ afterEach(() => {
 
 let paths = 0;
 function url(): string {
-    return `${origin.url}/f${++paths}`;
+    return `${origin}/f${++paths}`;
 }
 
 describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
@@ -75,7 +77,7 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
         subscribe(CLIENT_CHANNELS.cacheStoreError, listener);
         for (const [store, reason, message] of cases) {
             published.length = 0;
-            const client = new Client().defaults({ cache: { store } });
+            const client = new Client().defaults({ mock, cache: { store } });
             expect(String((await client.get(url())).payload)).toBe('origin');
             expect(published.map((m) => m.operation)).toStrictEqual(['get', 'set']);
             for (const failure of published) {
@@ -111,7 +113,7 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
             delete: (key) => overSocket(() => inner.delete(key))
         };
         try {
-            const client = new Client().defaults({ cache: { store } });
+            const client = new Client().defaults({ mock, cache: { store } });
             const target = url();
             await client.get(target);
             subscribe(CLIENT_CHANNELS.cacheStoreError, listener);
@@ -140,14 +142,14 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
             delete: (key) => sleep(400).then(() => memory.delete(key))
         };
         subscribe(CLIENT_CHANNELS.cacheStoreError, listener);
-        const patient = new Client().defaults({ cache: { store: slow, storeTimeout: 2_000 } });
+        const patient = new Client().defaults({ mock, cache: { store: slow, storeTimeout: 2_000 } });
         const path = url();
         expect((await patient.get(path)).res.headers['cache-status']).toMatch(/fwd=miss; .*stored/);
         expect((await patient.get(path)).res.headers['cache-status']).toMatch(/tracewire; hit/);
         expect(published).toStrictEqual([]);
 
         // With the default bound the same store is too slow: a lookup counts as a miss, and says so.
-        const hasty = new Client().defaults({ cache: { store: slow } });
+        const hasty = new Client().defaults({ mock, cache: { store: slow } });
         expect((await hasty.get(path)).res.headers['cache-status']).toMatch(/fwd=miss/);
         expect(published.map(({ operation, reason }) => `${operation} ${reason}`)).toContain('get timeout');
         expect(published[0]?.error.message).toMatch(/within the cache's bound \(250 ms\)/);
@@ -155,7 +157,9 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
 
     it('refuses a storeTimeout that is not a positive integer of milliseconds, naming it', async () => {
         for (const storeTimeout of [0, -1, 1.5, '100']) {
-            const err = await new Client().get(url(), { cache: { storeTimeout } as never }).catch((e: unknown) => e);
+            const err = await new Client()
+                .get(url(), { mock, cache: { storeTimeout } as never })
+                .catch((e: unknown) => e);
             expect(isHttpError(err) && err.message).toBe(
                 'Option cache.storeTimeout must be a positive integer of milliseconds'
             );
@@ -168,7 +172,7 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
             set: () => Promise.reject(new Error('async')),
             delete: () => Promise.reject(new Error('async'))
         };
-        const client = new Client().defaults({ cache: { store } });
+        const client = new Client().defaults({ mock, cache: { store } });
         expect(String((await client.get(url())).payload)).toBe('origin');
         expect(published).toStrictEqual([]);
     });
@@ -195,7 +199,7 @@ describe('Cache: store failures on tracewire:client:cacheStoreError', () => {
             try {
                 for (const store of [watched, unwatched]) {
                     published.length = 0;
-                    const client = new Client().defaults({ cache: { store } });
+                    const client = new Client().defaults({ mock, cache: { store } });
                     expect(String((await client.get(url())).payload)).toBe('origin');
                     // The lookup, the fill lock of request coalescing, the write.
                     expect(published.map((m) => [m.operation, m.reason])).toStrictEqual([

@@ -1,11 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { copyBody } from '../../../src/client/cache/response.js';
 import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.js';
 import type { CachedResponse, CacheStore } from '../../../src/client/contract/cache-store.js';
 import { Client } from '../../../src/client/surface/client.js';
-import { startHttp, type TestServer } from '../helpers.js';
+import { MockNetwork, type MockReplyFunction } from '../../../src/testing/index.js';
+import { startHttp } from '../helpers.js';
 
 /**
  * README "Cache", docs/cache.md "The `cache` option": what a call stores has landed in the store before
@@ -14,29 +15,26 @@ import { startHttp, type TestServer } from '../helpers.js';
  * bound on a store call, whatever the store does.
  */
 
-type Route = (req: IncomingMessage, res: ServerResponse) => void;
-const routes = new Map<string, Route>();
-const seen = new Map<string, IncomingMessage[]>();
-let server: TestServer;
-beforeAll(async () => {
-    server = await startHttp((req, res) => {
-        const path = new URL(req.url!, 'http://x').pathname;
-        seen.set(path, [...(seen.get(path) ?? []), req]);
-        req.resume();
-        routes.get(path)!(req, res);
-    });
+// The origin is a MockNetwork (docs/testing.md): the cache works above the transport seam, on a mocked
+// exchange as on one over the network. A real server stays for a reset right after a response's headers.
+const origin = 'http://landing.test';
+const mock = new MockNetwork();
+afterAll(() => {
+    mock.close();
 });
-afterAll(() => server.close());
 
 let paths = 0;
-function serve(route: Route): string {
+/** A fresh path answered by `route` for every request; returns its URL. */
+function serve(route: MockReplyFunction): string {
     const path = `/w${++paths}`;
-    routes.set(path, route);
-    return server.url + path;
+    mock.intercept({ origin, method: () => true, path })
+        .reply(route)
+        .persist();
+    return origin + path;
 }
 
 function hits(url: string): number {
-    return seen.get(new URL(url).pathname)?.length ?? 0;
+    return mock.requests.filter((request) => request.url === url).length;
 }
 
 /** A MemoryCacheStore whose writes take `delay` ms (or never land, for `Infinity`); `landed` lists the keys written. */
@@ -59,15 +57,12 @@ function slowStore(delay: number): CacheStore & { landed: string[] } {
     };
 }
 
-const fresh: Route = (_req, res) => {
-    res.writeHead(200, { 'cache-control': 'max-age=60' });
-    res.end('body');
-};
+const fresh: MockReplyFunction = () => ({ status: 200, headers: { 'cache-control': 'max-age=60' }, body: 'body' });
 
 describe('Cache: a write lands before the call settles', () => {
     it("a helper's call settles once its response is stored", async () => {
         const store = slowStore(80);
-        const client = new Client().defaults({ cache: { store } });
+        const client = new Client().defaults({ mock, cache: { store } });
         const url = serve(fresh);
         const { payload } = await client.get(url);
         expect(String(payload)).toBe('body');
@@ -76,7 +71,7 @@ describe('Cache: a write lands before the call settles', () => {
 
     it('request() hands the response over at its headers; read() of it settles once it is stored', async () => {
         const store = slowStore(80);
-        const client = new Client().defaults({ cache: { store } });
+        const client = new Client().defaults({ mock, cache: { store } });
         const url = serve(fresh);
         const res = await client.request('GET', url);
         expect(store.landed).toStrictEqual([]);
@@ -86,16 +81,12 @@ describe('Cache: a write lands before the call settles', () => {
 
     it("a 304's update has landed when the response it made is handed over", async () => {
         const store = slowStore(60);
-        const client = new Client().defaults({ cache: { store } });
-        const url = serve((req, res) => {
-            if (req.headers['if-none-match'] === '"a"') {
-                res.writeHead(304, { etag: '"a"', 'cache-control': 'max-age=60', 'x-updated': 'yes' });
-                res.end();
-            } else {
-                res.writeHead(200, { etag: '"a"', 'cache-control': 'max-age=0' });
-                res.end('body');
-            }
-        });
+        const client = new Client().defaults({ mock, cache: { store } });
+        const url = serve((request) =>
+            request.headers['if-none-match'] === '"a"'
+                ? { status: 304, headers: { etag: '"a"', 'cache-control': 'max-age=60', 'x-updated': 'yes' } }
+                : { status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=0' }, body: 'body' }
+        );
         await client.get(url);
         const res = await client.request('GET', url);
         expect(res.headers['cache-status']).toMatch(/fwd=stale; fwd-status=304; stored/);
@@ -107,7 +98,7 @@ describe('Cache: a write lands before the call settles', () => {
 
     it('a store whose writes never land holds a call at most for the bound on a store call', async () => {
         const store = slowStore(Number.POSITIVE_INFINITY);
-        const client = new Client().defaults({ cache: { store } });
+        const client = new Client().defaults({ mock, cache: { store } });
         const url = serve(fresh);
         const started = Date.now();
         expect(String((await client.get(url)).payload)).toBe('body');
@@ -133,15 +124,18 @@ describe('Cache: a write lands before the call settles', () => {
                 await inner.set(key, entry);
             }
         };
-        const client = new Client().defaults({ cache: { store } });
+        const client = new Client().defaults({ mock, cache: { store } });
         let revalidations = 0;
-        const url = serve((req, res) => {
-            if (req.headers['if-none-match'] === '"a"') {
+        const url = serve((request) => {
+            if (request.headers['if-none-match'] === '"a"') {
                 revalidations++;
             }
 
-            res.writeHead(200, { etag: '"a"', 'cache-control': 'max-age=0, stale-while-revalidate=60' });
-            res.end(`body ${revalidations}`);
+            return {
+                status: 200,
+                headers: { etag: '"a"', 'cache-control': 'max-age=0, stale-while-revalidate=60' },
+                body: `body ${revalidations}`
+            };
         });
         await client.get(url);
         gate = new Promise((resolve) => {
@@ -191,7 +185,7 @@ describe('Cache-Status says `stored` only once the write has landed (docs/cache.
     ] as const) {
         it(`a write that ${how === 'reject' ? 'fails' : how === 'hang' ? 'never lands' : 'the store declines'}: no \`stored\`, \`detail=${detail}\`, and the next call misses as the header said`, async () => {
             const store = failingStore(how);
-            const client = new Client().defaults({ cache: { store } });
+            const client = new Client().defaults({ mock, cache: { store } });
             const url = serve(fresh);
             for (const call of [1, 2]) {
                 const { res, payload } = await client.get(url);
@@ -208,7 +202,7 @@ describe('Cache-Status says `stored` only once the write has landed (docs/cache.
 
     it('a caller reading the stream itself sees its end once the write landed, and `stored` with it', async () => {
         const store = slowStore(60);
-        const client = new Client().defaults({ cache: { store } });
+        const client = new Client().defaults({ mock, cache: { store } });
         const url = serve(fresh);
         const res = await client.request('GET', url);
         expect(res.headers['cache-status']).not.toMatch(/stored/);
@@ -228,13 +222,14 @@ describe('Cache-Status says `stored` only once the write has landed (docs/cache.
             delete: (key) => inner.delete(key),
             set: (key, entry) => (failing ? Promise.reject(new Error('the store is down')) : inner.set(key, entry))
         };
-        const client = new Client().defaults({ events: true, cache: { store } });
-        const url = serve((req, res) => {
-            res.writeHead(req.headers['if-none-match'] === '"a"' ? 304 : 200, {
-                etag: '"a"',
-                'cache-control': 'max-age=0'
-            });
-            res.end(req.headers['if-none-match'] === '"a"' ? undefined : 'body');
+        const client = new Client().defaults({ mock, events: true, cache: { store } });
+        const url = serve((request) => {
+            const validated = request.headers['if-none-match'] === '"a"';
+            return {
+                status: validated ? 304 : 200,
+                headers: { etag: '"a"', 'cache-control': 'max-age=0' },
+                body: validated ? undefined : 'body'
+            };
         });
         await client.get(url);
         failing = true;
@@ -257,25 +252,30 @@ describe('Cache-Status says `stored` only once the write has landed (docs/cache.
 
 describe('Cache: the copy of a body always ends', () => {
     it('a response destroyed before its copy began (a reset right after its headers) is told as cut, never left waiting', async () => {
-        const url = serve((_req, res) => {
+        // A connection's reset, on a real server.
+        const server = await startHttp((_req, res) => {
             res.writeHead(200, { 'content-length': '100', 'cache-control': 'max-age=60' });
             res.write('some', () => setTimeout(() => res.socket?.destroy(), 10));
         });
-        const res = await new Client().request('GET', url, { agent: false });
-        res.on('error', () => {});
-        await new Promise((resolve) => res.once('close', resolve));
-        const told = await new Promise<string>((resolve) => {
-            copyBody(
-                res,
-                1024,
-                () => {
-                    resolve('ended');
-                    return Promise.resolve();
-                },
-                () => resolve('cut')
-            );
-            setTimeout(() => resolve('nothing'), 500);
-        });
-        expect(told).toBe('cut');
+        try {
+            const res = await new Client().request('GET', server.url, { agent: false });
+            res.on('error', () => {});
+            await new Promise((resolve) => res.once('close', resolve));
+            const told = await new Promise<string>((resolve) => {
+                copyBody(
+                    res,
+                    1024,
+                    () => {
+                        resolve('ended');
+                        return Promise.resolve();
+                    },
+                    () => resolve('cut')
+                );
+                setTimeout(() => resolve('nothing'), 500);
+            });
+            expect(told).toBe('cut');
+        } finally {
+            await server.close();
+        }
     });
 });

@@ -1,44 +1,77 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type ResponseErrorData } from '../../../src/client/index.js';
 import { type HttpError, isHttpError } from '../../../src/errors/index.js';
-import { echo, refusedUrl, startHttp, startHttps, type TestServer } from '../helpers.js';
+import { type MockedRequest, MockNetwork, type MockResponse } from '../../../src/testing/index.js';
+import { echo, echoReply, refusedUrl, startHttp, startHttps, type TestServer } from '../helpers.js';
+
+// The replies and their timing are scripted by a MockNetwork (docs/testing.md): the errors are made above the
+// transport seam as for a server's. The real servers stay for what only a connection gives: a reset, a body
+// cut by its connection's end, a certificate that does not verify (and a refused connection, a failed lookup).
+// `?status=<code>` answers that status with x-status and a body (the echo for 200); /json, /bad-json and
+// /html that body with a content-type; /weird the reason phrase Weird; /slow its answer after 500 ms; /stall
+// its headers and a first piece of its body, never the rest.
+const origin = 'http://errors.test';
+const mock = new MockNetwork();
+const api = client.defaults({ mock });
+mock.intercept({ origin, path: '/slow' }).reply(200, 'late').delay(500).persist();
+mock.intercept({ origin, path: '/stall' })
+    .reply(() => ({ status: 200, body: stalled('part') }))
+    .persist();
+mock.intercept({ origin, method: () => true })
+    .reply((request) => scripted(request))
+    .persist();
+
+function scripted(request: MockedRequest): MockResponse {
+    const status = Number(request.query.get('status') ?? 200);
+    const path = request.path.split('?')[0];
+    if (path === '/json') {
+        return { status, headers: { 'content-type': 'application/json' }, body: '{"reason":"bad"}' };
+    }
+
+    if (path === '/bad-json') {
+        return { status, headers: { 'content-type': 'application/json' }, body: '<html>proxy error</html>' };
+    }
+
+    if (path === '/html') {
+        return { status, headers: { 'content-type': 'text/html' }, body: '<h1>Not here</h1>' };
+    }
+
+    if (path === '/weird') {
+        return { status, statusMessage: 'Weird', body: 'w' };
+    }
+
+    return status === 200
+        ? echoReply(request)
+        : { status, headers: { 'x-status': String(status) }, body: 'error body' };
+}
+
+/** A body that sends `first` and then nothing more, never ending. */
+function stalled(first: string): Readable {
+    const body = new Readable({ read() {} });
+    body.push(first);
+    return body;
+}
 
 let server: TestServer;
 let secure: TestServer;
 
 beforeAll(async () => {
     server = await startHttp((req, res) => {
-        const url = new URL(req.url ?? '/', 'http://x');
-        const status = Number(url.searchParams.get('status') ?? 200);
-        if (url.pathname === '/reset') {
+        if (req.url === '/reset') {
             req.socket.destroy();
-        } else if (url.pathname === '/slow') {
-            setTimeout(() => res.end('late'), 500).unref();
-        } else if (url.pathname === '/stall') {
-            res.writeHead(200).write('part');
-        } else if (url.pathname === '/cut') {
+        } else {
+            // /cut: a body that its connection's end cuts short.
             res.writeHead(200, { 'content-length': '100' });
             res.write('partial', () => setTimeout(() => req.socket.destroy(), 5));
-        } else if (url.pathname === '/json') {
-            res.writeHead(status, { 'content-type': 'application/json' }).end('{"reason":"bad"}');
-        } else if (url.pathname === '/bad-json') {
-            res.writeHead(status, { 'content-type': 'application/json' }).end('<html>proxy error</html>');
-        } else if (url.pathname === '/html') {
-            res.writeHead(status, { 'content-type': 'text/html' }).end('<h1>Not here</h1>');
-        } else if (url.pathname === '/weird') {
-            res.writeHead(status, 'Weird').end('w');
-        } else if (status !== 200) {
-            res.writeHead(status, { 'x-status': String(status) }).end('error body');
-        } else {
-            echo(req, res);
         }
     });
     secure = await startHttps(echo);
 });
 
 afterAll(async () => {
+    mock.close();
     await server.close();
     await secure.close();
 });
@@ -55,7 +88,7 @@ function failure(promise: Promise<unknown>): Promise<HttpError> {
 describe('7. Errors', () => {
     describe('7.1 a 4xx or 5xx response makes the helpers throw an HttpError', () => {
         it('with data.isResponseError, headers, payload and res', async () => {
-            const err = await failure(client.get(`${server.url}/?status=404`));
+            const err = await failure(api.get(`${origin}/?status=404`));
             expect(isHttpError(err, 404)).toBe(true);
             expect(err.message).toBe('Response Error: 404 Not Found');
             const data = err.data as ResponseErrorData<Buffer>;
@@ -67,25 +100,25 @@ describe('7. Errors', () => {
 
         it('for every helper and for 5xx statuses', async () => {
             for (const method of ['post', 'patch', 'put', 'delete'] as const) {
-                const err = await failure(client[method](`${server.url}/?status=503`));
+                const err = await failure(api[method](`${origin}/?status=503`));
                 expect(err.output.statusCode).toBe(503);
                 expect(err.message).toBe('Response Error: 503 Service Unavailable');
             }
         });
 
         it('with the parsed payload when json applies', async () => {
-            const err = await failure(client.get(`${server.url}/json?status=422`, { json: true }));
+            const err = await failure(api.get(`${origin}/json?status=422`, { json: true }));
             expect((err.data as ResponseErrorData).payload).toEqual({ reason: 'bad' });
         });
 
         it('maps a status above 599 to 502 and keeps it in the message', async () => {
-            const err = await failure(client.get(`${server.url}/weird?status=600`));
+            const err = await failure(api.get(`${origin}/weird?status=600`));
             expect(err.output.statusCode).toBe(502);
             expect(err.message).toBe('Response Error: 600 Weird');
         });
 
         it("a 4xx/5xx stays its own status when json: 'strict' refuses its content-type; the raw body is data.payload", async () => {
-            const err = await failure(client.get(`${server.url}/html?status=404`, { json: 'strict' }));
+            const err = await failure(api.get(`${origin}/html?status=404`, { json: 'strict' }));
             expect(isHttpError(err, 404)).toBe(true);
             const data = err.data as ResponseErrorData<Buffer>;
             expect(data.payload.toString()).toBe('<h1>Not here</h1>');
@@ -94,7 +127,7 @@ describe('7. Errors', () => {
 
         it('a 4xx/5xx stays its own status when its JSON body does not parse; the raw body is data.payload', async () => {
             for (const json of [true, 'strict', 'force'] as const) {
-                const err = await failure(client.get(`${server.url}/bad-json?status=502`, { json }));
+                const err = await failure(api.get(`${origin}/bad-json?status=502`, { json }));
                 expect(isHttpError(err, 502)).toBe(true);
                 expect(err.message).toBe('Response Error: 502 Bad Gateway');
                 expect((err.data as ResponseErrorData<Buffer>).payload.toString()).toBe('<html>proxy error</html>');
@@ -102,25 +135,25 @@ describe('7. Errors', () => {
         });
 
         it('a 2xx whose JSON body does not parse is still the 502 invalid JSON error', async () => {
-            const err = await failure(client.get(`${server.url}/bad-json?status=200`, { json: true }));
+            const err = await failure(api.get(`${origin}/bad-json?status=200`, { json: true }));
             expect(err.message).toMatch(/^Invalid JSON response payload/);
             expect((err.data as { res: import('node:http').IncomingMessage }).res.statusCode).toBe(200);
         });
 
         it('every read failure of a helper carries the response as data.res', async () => {
-            // [path, options, the error's status, the status of the response it carries]
+            // [URL, options, the error's status, the status of the response it carries]
             const cases: Array<[string, object, number, number]> = [
-                ['/html?status=200', { json: 'strict' }, 406, 200],
-                ['/bad-json?status=200', { json: true }, 502, 200],
-                ['/?status=200', { maxBytes: 1 }, 413, 200],
+                [`${origin}/html?status=200`, { json: 'strict' }, 406, 200],
+                [`${origin}/bad-json?status=200`, { json: true }, 502, 200],
+                [`${origin}/?status=200`, { maxBytes: 1 }, 413, 200],
                 // The helper's timeout bounds the wait for the headers too: roomy, so that a loaded machine
                 // that stalls its loop still gets them in time and the read is what runs out.
-                ['/stall', { timeout: 1000 }, 408, 200],
-                ['/cut', {}, 500, 200],
-                ['/html?status=404', { maxBytes: 1 }, 413, 404]
+                [`${origin}/stall`, { timeout: 1000 }, 408, 200],
+                [`${server.url}/cut`, {}, 500, 200],
+                [`${origin}/html?status=404`, { maxBytes: 1 }, 413, 404]
             ];
-            for (const [path, options, status, responseStatus] of cases) {
-                const err = await failure(client.get(`${server.url}${path}`, options));
+            for (const [url, options, status, responseStatus] of cases) {
+                const err = await failure((url.startsWith(origin) ? api : client).get(url, options));
                 expect(err.output.statusCode).toBe(status);
                 const res = (err.data as { res: import('node:http').IncomingMessage }).res;
                 expect(res.statusCode).toBe(responseStatus);
@@ -129,14 +162,14 @@ describe('7. Errors', () => {
         });
 
         it('request() itself resolves with the error status', async () => {
-            const res = await client.request('GET', `${server.url}/?status=500`);
+            const res = await api.request('GET', `${origin}/?status=500`);
             expect(res.statusCode).toBe(500);
             res.resume();
         });
     });
 
     it("7.2 json: 'strict' with a non-JSON content-type is a 406", async () => {
-        const err = await failure(client.get(`${server.url}/weird?status=200`, { json: 'strict' }));
+        const err = await failure(api.get(`${origin}/weird?status=200`, { json: 'strict' }));
         expect(err.output.statusCode).toBe(406);
     });
 
@@ -173,7 +206,7 @@ describe('7. Errors', () => {
 
         it('no response within timeout is a 504 Client request timeout with code ETIMEDOUT', async () => {
             const started = Date.now();
-            const err = await failure(client.get(`${server.url}/slow`, { timeout: 40 }));
+            const err = await failure(api.get(`${origin}/slow`, { timeout: 40 }));
             expect(Date.now() - started).toBeLessThan(400);
             expect(err).toMatchObject({
                 message: 'Client request timeout',
@@ -188,15 +221,15 @@ describe('7. Errors', () => {
         });
 
         it('a response stream destroyed by the caller while read is a 500', async () => {
-            const res = await client.request('GET', `${server.url}/stall`);
-            const reading = client.read(res);
+            const res = await api.request('GET', `${origin}/stall`);
+            const reading = api.read(res);
             res.destroy(new Error('gone'));
             await expect(reading).rejects.toMatchObject({ output: { statusCode: 500 } });
         });
 
         it('a response stream destroyed without an error while read is a 500', async () => {
-            const res = await client.request('GET', `${server.url}/stall`);
-            const reading = client.read(res);
+            const res = await api.request('GET', `${origin}/stall`);
+            const reading = api.read(res);
             res.destroy();
             await expect(reading).rejects.toMatchObject({
                 message: 'Payload stream closed prematurely',
@@ -206,26 +239,25 @@ describe('7. Errors', () => {
 
         it('an aborted request is a 500 Client request aborted', async () => {
             const controller = new AbortController();
-            const pending = failure(client.get(`${server.url}/slow`, { signal: controller.signal }));
+            const pending = failure(api.get(`${origin}/slow`, { signal: controller.signal }));
             setTimeout(() => controller.abort(), 10);
             expect(await pending).toMatchObject({ message: 'Client request aborted', output: { statusCode: 500 } });
         });
 
         it('a failing payload stream is a 502 carrying the stream error', async () => {
-            const { Readable } = await import('node:stream');
             const payload = new Readable({
                 read() {
                     this.destroy(Object.assign(new Error('disk gone'), { code: 'EIO' }));
                 }
             });
-            const err = await failure(client.post(`${server.url}/`, { payload }));
+            const err = await failure(api.post(`${origin}/`, { payload }));
             expect(err.output.statusCode).toBe(502);
             expect((err.data as { code: string }).code).toBe('EIO');
         });
     });
 
     describe('bad options reject, never throw, with a message naming the option', () => {
-        const url = () => server.url;
+        const url = () => origin;
         const cases: Array<[string, () => [string | undefined, unknown, unknown], RegExp]> = [
             ['method', () => ['BAD METHOD', url(), {}], /Method must be an HTTP method name/],
             ['options', () => ['GET', url(), 'fast'], /Request options must be an object/],
@@ -286,7 +318,7 @@ describe('7. Errors', () => {
                 const [method, uri, options] = make();
                 let promise: Promise<unknown> | undefined;
                 expect(() => {
-                    promise = client.request(method, uri as string, options as never);
+                    promise = api.request(method, uri as string, options as never);
                 }).not.toThrow();
                 const err = await failure(promise!);
                 expect(err).toBeInstanceOf(TypeError);
@@ -296,29 +328,22 @@ describe('7. Errors', () => {
         }
 
         it('options the client does not know are left alone', async () => {
-            const { res } = await client.get(server.url, { someOtherLibrary: true } as never);
+            const { res } = await api.get(origin, { someOtherLibrary: true } as never);
             expect(res.statusCode).toBe(200);
         });
 
         it('unknown gunzip and json values reject the helpers', async () => {
-            await expect(client.get(server.url, { gunzip: 'always' as never })).rejects.toThrow(/Option gunzip/);
-            await expect(client.get(server.url, { json: 'yes' as never })).rejects.toThrow(/Option json/);
+            await expect(api.get(origin, { gunzip: 'always' as never })).rejects.toThrow(/Option gunzip/);
+            await expect(api.get(origin, { json: 'yes' as never })).rejects.toThrow(/Option json/);
         });
 
         it('the rejected promise has no req and sends nothing', async () => {
-            let requests = 0;
-            const counting: Server = createServer((_req, res) => {
-                requests++;
-                res.end();
-            });
-            await new Promise<void>((resolve) => counting.listen(0, '127.0.0.1', resolve));
-            const port = (counting.address() as AddressInfo).port;
-            const promise = client.request('GET', `http://127.0.0.1:${port}/`, { headers: { 'x-a': 'v\r\n' } });
+            const received = mock.requests.length;
+            const promise = api.request('GET', `${origin}/`, { headers: { 'x-a': 'v\r\n' } });
             expect(promise.req).toBeUndefined();
             await expect(promise).rejects.toThrow(/headers\.x-a/);
             await new Promise((resolve) => setTimeout(resolve, 20));
-            expect(requests).toBe(0);
-            await new Promise((resolve) => counting.close(resolve));
+            expect(mock.requests.length).toBe(received);
         });
     });
 });

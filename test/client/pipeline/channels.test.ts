@@ -1,5 +1,4 @@
 import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
     CLIENT_CHANNELS,
@@ -9,15 +8,26 @@ import {
     type ResponseMessage
 } from '../../../src/client/index.js';
 import type { HttpError } from '../../../src/errors/index.js';
-import { refusedUrl, settle, startHttp, type TestServer } from '../helpers.js';
+import { MockNetwork } from '../../../src/testing/index.js';
+import { refusedUrl, settle } from '../helpers.js';
 
 type Seen =
     | { name: 'preRequest'; message: PreRequestMessage }
     | { name: 'request'; message: RequestMessage }
     | { name: 'response'; message: ResponseMessage };
 
-let server: TestServer;
-const received: IncomingHttpHeaders[] = [];
+// The root client's origin is a MockNetwork installed for the process (docs/testing.md): the channels are
+// published above the transport seam, for a mocked exchange as for one on the network. /moved redirects to
+// /, /slow answers 50 ms late, anything else says hello; the refused connection is the network's own.
+const origin = 'http://channels.test';
+const mock = new MockNetwork();
+mock.origin(origin).get('/moved').reply(302, '', { location: '/' }).persist();
+mock.origin(origin).get('/slow').reply(200, 'late').delay(50).persist();
+mock.origin(origin)
+    .get(() => true)
+    .reply(200, 'hello')
+    .persist();
+mock.allowNetwork(new URL(refusedUrl).origin);
 const seen: Seen[] = [];
 const listeners = {
     preRequest: (message: unknown) => seen.push({ name: 'preRequest', message: message as PreRequestMessage }),
@@ -37,26 +47,18 @@ function stopListening(): void {
     }
 }
 
-beforeAll(async () => {
-    server = await startHttp((req, res) => {
-        received.push(req.headers);
-        if (req.url === '/moved') {
-            res.writeHead(302, { location: '/' }).end();
-        } else if (req.url === '/slow') {
-            setTimeout(() => res.end('late'), 50);
-        } else {
-            res.end('hello');
-        }
-    });
+beforeAll(() => {
+    mock.install();
 });
 
 afterEach(() => {
     stopListening();
     seen.length = 0;
-    received.length = 0;
 });
 
-afterAll(() => server.close());
+afterAll(() => {
+    mock.close();
+});
 
 describe('diagnostics channels', () => {
     it('have the documented names', () => {
@@ -70,7 +72,7 @@ describe('diagnostics channels', () => {
 
     it('carry every hop of the root client: preRequest { uri, options }, request { req, uri }, response { err, details }', async () => {
         listen();
-        const promise = client.request('GET', `${server.url}/`, { route: '/' });
+        const promise = client.request('GET', `${origin}/`, { route: '/' });
         const res = await promise;
         res.resume();
         expect(seen.map((event) => event.name)).toEqual(['preRequest', 'request', 'response']);
@@ -79,7 +81,7 @@ describe('diagnostics channels', () => {
             { message: RequestMessage },
             { message: ResponseMessage }
         ];
-        expect(pre.message.uri.href).toBe(`${server.url}/`);
+        expect(pre.message.uri.href).toBe(`${origin}/`);
         expect(pre.message.uri.method).toBe('GET');
         expect(pre.message.uri.redirectCount).toBe(0);
         expect(pre.message.options.route).toBe('/');
@@ -115,7 +117,7 @@ describe('diagnostics channels', () => {
         subscribe(CLIENT_CHANNELS.request, channelOrder.req);
         subscribe(CLIENT_CHANNELS.response, channelOrder.res);
         try {
-            await events.get(`${server.url}/`);
+            await events.get(`${origin}/`);
         } finally {
             unsubscribe(CLIENT_CHANNELS.preRequest, channelOrder.pre);
             unsubscribe(CLIENT_CHANNELS.request, channelOrder.req);
@@ -148,7 +150,7 @@ describe('diagnostics channels', () => {
 
     it('give each redirect hop its own preRequest, request and response', async () => {
         listen();
-        await client.get(`${server.url}/moved`, { redirects: 1 });
+        await client.get(`${origin}/moved`, { redirects: 1 });
         expect(seen.map((event) => event.name)).toEqual([
             'preRequest',
             'request',
@@ -167,11 +169,11 @@ describe('diagnostics channels', () => {
     it('publish exactly one response per hop on failure: a refused connection, a timeout, an abort', async () => {
         listen();
         await expect(client.get(refusedUrl)).rejects.toMatchObject({ output: { statusCode: 502 } });
-        await expect(client.get(`${server.url}/slow`, { timeout: 1 })).rejects.toMatchObject({
+        await expect(client.get(`${origin}/slow`, { timeout: 1 })).rejects.toMatchObject({
             output: { statusCode: 504 }
         });
         const controller = new AbortController();
-        const aborted = client.get(`${server.url}/slow`, { signal: controller.signal });
+        const aborted = client.get(`${origin}/slow`, { signal: controller.signal });
         controller.abort();
         await expect(aborted).rejects.toMatchObject({ output: { statusCode: 500 } });
         await settle();
@@ -193,25 +195,25 @@ describe('diagnostics channels', () => {
         };
         subscribe(CLIENT_CHANNELS.preRequest, addHeader);
         try {
-            await client.get(`${server.url}/`);
+            await client.get(`${origin}/`);
         } finally {
             unsubscribe(CLIENT_CHANNELS.preRequest, addHeader);
         }
 
-        expect(received[0]!['x-from-channel']).toBe('yes');
+        expect(mock.requests.at(-1)!.headers['x-from-channel']).toBe('yes');
     });
 
     it('are published whenever any one of them has a subscriber', async () => {
         subscribe(CLIENT_CHANNELS.response, listeners.response);
-        await client.get(`${server.url}/`);
+        await client.get(`${origin}/`);
         expect(seen.map((event) => event.name)).toEqual(['response']);
     });
 
     it('leave out a request that began before the first subscriber: never a response without its preRequest', async () => {
-        const promise = client.request('GET', `${server.url}/slow`);
+        const promise = client.request('GET', `${origin}/slow`);
         listen();
         (await promise).resume();
-        await client.get(`${server.url}/`);
+        await client.get(`${origin}/`);
         expect(seen.map((event) => event.name)).toEqual(['preRequest', 'request', 'response']);
         expect((seen[0]!.message as PreRequestMessage).uri.pathname).toBe('/');
     });
@@ -219,7 +221,7 @@ describe('diagnostics channels', () => {
     it('publish nothing without a subscriber', async () => {
         const channels = Object.values(CLIENT_CHANNELS).map((name) => channel(name));
         expect(channels.some((c) => c.hasSubscribers)).toBe(false);
-        await client.get(`${server.url}/`);
+        await client.get(`${origin}/`);
         expect(seen).toHaveLength(0);
     });
 
@@ -229,7 +231,7 @@ describe('diagnostics channels', () => {
         events.events!.on('preRequest', () => {
             throw new Error('listener broke');
         });
-        const error = (await events.get(`${server.url}/`).catch((err: unknown) => err)) as HttpError;
+        const error = (await events.get(`${origin}/`).catch((err: unknown) => err)) as HttpError;
         expect(error.message).toBe('Request could not be created: listener broke');
         expect(seen.map((event) => event.name)).toEqual(['preRequest', 'response']);
         expect((seen[1]!.message as ResponseMessage).err).toBe(error);
@@ -250,7 +252,7 @@ describe('diagnostics channels', () => {
         }
 
         try {
-            const { res, payload } = await client.get(`${server.url}/`);
+            const { res, payload } = await client.get(`${origin}/`);
             expect(res.statusCode).toBe(200);
             expect(String(payload)).toBe('hello');
             await settle();

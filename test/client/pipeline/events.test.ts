@@ -10,27 +10,38 @@ import {
     type ResponseDetails
 } from '../../../src/client/index.js';
 import type { HttpError } from '../../../src/errors/index.js';
-import { type Echo, echo, refusedUrl, startHttp, type TestServer } from '../helpers.js';
+import { MockNetwork } from '../../../src/testing/index.js';
+import { type Echo, echo, echoReply, refusedUrl, startHttp, type TestServer } from '../helpers.js';
+
+// The origin is a MockNetwork (docs/testing.md): the events are emitted above the transport seam, for a
+// mocked exchange as for one on the network. The network stays for what only Node.js's own request shows:
+// the options it gives an agent (a real server), the ClientRequest of a refused connection. /missing answers
+// 404, /hop/<n> redirects n times to /done, /slow answers after 500 ms; anything else is echoed.
+const origin = 'http://events.test';
+const mock = new MockNetwork();
+const api = client.defaults({ mock });
+mock.intercept({ origin, path: '/missing' }).reply(404, 'nope').persist();
+mock.intercept({ origin, path: /^\/hop\// })
+    .reply((request) => {
+        const left = Number(request.path.slice(5));
+        return { status: 302, headers: { location: left > 1 ? `/hop/${left - 1}` : '/done' } };
+    })
+    .persist();
+mock.intercept({ origin, path: '/slow' }).reply(200, 'late').delay(500).persist();
+mock.intercept({ origin, method: () => true })
+    .reply(echoReply)
+    .persist();
 
 let server: TestServer;
 
 beforeAll(async () => {
-    server = await startHttp((req, res) => {
-        const url = new URL(req.url ?? '/', 'http://x');
-        if (url.pathname === '/missing') {
-            res.writeHead(404).end('nope');
-        } else if (url.pathname.startsWith('/hop/')) {
-            const left = Number(url.pathname.slice(5));
-            res.writeHead(302, { location: left > 1 ? `/hop/${left - 1}` : '/done' }).end();
-        } else if (url.pathname === '/slow') {
-            setTimeout(() => res.end('late'), 500).unref();
-        } else {
-            echo(req, res);
-        }
-    });
+    server = await startHttp(echo);
 });
 
-afterAll(() => server.close());
+afterAll(async () => {
+    mock.close();
+    await server.close();
+});
 
 type Recorded =
     | ['preRequest', RequestUri, EffectiveOptions, { method: string; headers: object; redirectCount: number }]
@@ -39,9 +50,9 @@ type Recorded =
     | ['beforeRedirect', number]
     | ['redirected', number];
 
-/** A client with events and a log of every event in order. */
-function recording(): { traced: Client; log: Recorded[] } {
-    const traced = client.defaults({ events: true });
+/** A client with events (of `base`: the mocked origin's, or the network's) and a log of every event in order. */
+function recording(base: Client = api): { traced: Client; log: Recorded[] } {
+    const traced = base.defaults({ events: true });
     const log: Recorded[] = [];
     traced.events!.on('preRequest', (uri, options) =>
         log.push([
@@ -69,14 +80,14 @@ describe('6. Events', () => {
         const { traced, log } = recording();
         const derived = traced.defaults({ headers: { 'x-derived': '1' } }).defaults({ events: true });
         expect(derived.events).toBe(traced.events);
-        await derived.get(server.url);
+        await derived.get(origin);
         expect(log.map(([name]) => name)).toEqual(['preRequest', 'request', 'response']);
     });
 
     it('emits preRequest, request and response in order with their payloads', async () => {
         const { traced, log } = recording();
         const before = Date.now();
-        const promise = traced.request('POST', `${server.url}/users/7?x=1`, {
+        const promise = traced.request('POST', `${origin}/users/7?x=1`, {
             payload: { name: 'a' },
             headers: { 'X-Trace': 'on' },
             route: '/users/{id}'
@@ -86,7 +97,7 @@ describe('6. Events', () => {
         expect(log.map(([name]) => name)).toEqual(['preRequest', 'request', 'response']);
         const [, uri, options, seen] = log[0] as Extract<Recorded, ['preRequest', ...unknown[]]>;
         expect(uri).toBeInstanceOf(URL);
-        expect(uri.href).toBe(`${server.url}/users/7?x=1`);
+        expect(uri.href).toBe(`${origin}/users/7?x=1`);
         expect(seen).toEqual({
             method: 'POST',
             headers: { 'x-trace': 'on', 'content-type': 'application/json', 'content-length': 12 },
@@ -106,14 +117,14 @@ describe('6. Events', () => {
     });
 
     it('applies the changes a preRequest listener makes to uri, headers and options', async () => {
-        const traced = client.defaults({ events: true });
+        const traced = api.defaults({ events: true });
         traced.events!.on('preRequest', (uri, options) => {
             uri.headers.traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
             uri.pathname = '/rewritten';
             uri.method = 'PUT';
             options.payload = 'replaced';
         });
-        const { payload } = await traced.post<Echo>(`${server.url}/original`, { payload: 'given', json: true });
+        const { payload } = await traced.post<Echo>(`${origin}/original`, { payload: 'given', json: true });
         expect(payload).toMatchObject({ method: 'PUT', url: '/rewritten', payload: 'replaced' });
         expect(payload.headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
         expect(payload.headers['content-length']).toBe('8');
@@ -121,7 +132,7 @@ describe('6. Events', () => {
 
     it('response reports an error status with the response and no error', async () => {
         const { traced, log } = recording();
-        await expect(traced.get(`${server.url}/missing`)).rejects.toMatchObject({ output: { statusCode: 404 } });
+        await expect(traced.get(`${origin}/missing`)).rejects.toMatchObject({ output: { statusCode: 404 } });
         const responses = log.filter(([name]) => name === 'response') as Array<
             Extract<Recorded, ['response', ...unknown[]]>
         >;
@@ -132,7 +143,7 @@ describe('6. Events', () => {
 
     it('each redirect hop gets its own preRequest, request and response; callbacks run between hops', async () => {
         const { traced, log } = recording();
-        const { res } = await traced.get(`${server.url}/hop/2`, {
+        const { res } = await traced.get(`${origin}/hop/2`, {
             redirects: 2,
             beforeRedirect: (_m, statusCode, _l, _h, _o, next) => {
                 log.push(['beforeRedirect', statusCode]);
@@ -174,9 +185,7 @@ describe('6. Events', () => {
 
     it('too many redirects: every 3xx hop gets its response event, then the request rejects with 502', async () => {
         const { traced, log } = recording();
-        await expect(traced.get(`${server.url}/hop/3`, { redirects: 1 })).rejects.toThrow(
-            'Maximum redirections reached'
-        );
+        await expect(traced.get(`${origin}/hop/3`, { redirects: 1 })).rejects.toThrow('Maximum redirections reached');
         const responses = log.filter(([name]) => name === 'response') as Array<
             Extract<Recorded, ['response', ...unknown[]]>
         >;
@@ -187,7 +196,8 @@ describe('6. Events', () => {
     });
 
     it('a network error is reported once with the 502 and the system error code', async () => {
-        const { traced, log } = recording();
+        // A connection refused by the network, where the request is Node's own ClientRequest.
+        const { traced, log } = recording(client);
         const err = await traced.get(refusedUrl).catch((e: HttpError) => e);
         const responses = log.filter(([name]) => name === 'response') as Array<
             Extract<Recorded, ['response', ...unknown[]]>
@@ -203,7 +213,7 @@ describe('6. Events', () => {
 
     it('a timeout is reported once with the 504 and code ETIMEDOUT', async () => {
         const { traced, log } = recording();
-        const err = await traced.get(`${server.url}/slow`, { timeout: 30 }).catch((e: HttpError) => e);
+        const err = await traced.get(`${origin}/slow`, { timeout: 30 }).catch((e: HttpError) => e);
         const responses = log.filter(([name]) => name === 'response');
         expect(responses).toHaveLength(1);
         expect(responses[0]![1]).toBe(err);
@@ -216,7 +226,7 @@ describe('6. Events', () => {
         const reason = new Error('user navigated away');
         setTimeout(() => controller.abort(reason), 20);
         const err = (await traced
-            .get(`${server.url}/slow`, { signal: controller.signal })
+            .get(`${origin}/slow`, { signal: controller.signal })
             .catch((e: unknown) => e)) as HttpError;
         const responses = log.filter(([name]) => name === 'response');
         expect(responses).toHaveLength(1);
@@ -231,20 +241,20 @@ describe('6. Events', () => {
         const { traced, log } = recording();
         const a = traced.defaults({ headers: { 'x-module': 'a' } });
         const b = traced.defaults({ headers: { 'x-module': 'b' } });
-        await Promise.all([a.get(server.url), b.get(server.url), traced.get(server.url)]);
+        await Promise.all([a.get(origin), b.get(origin), traced.get(origin)]);
         expect(log.filter(([name]) => name === 'response')).toHaveLength(3);
     });
 
     it('a request that starts with no listener is not observed, not even by a listener added meanwhile', async () => {
-        const traced = client.defaults({ events: true });
+        const traced = api.defaults({ events: true });
         const seen: string[] = [];
-        const promise = traced.get(`${server.url}/first`);
+        const promise = traced.get(`${origin}/first`);
         traced.events!.on('response', (_err, details) => seen.push(details.uri.pathname));
         await promise;
         expect(seen).toEqual([]);
 
         // The listener is there when the next request begins: that one is observed whole.
-        await traced.get(`${server.url}/second`);
+        await traced.get(`${origin}/second`);
         expect(seen).toEqual(['/second']);
     });
 
@@ -277,7 +287,7 @@ describe('6. Events', () => {
             traced.events!.on('preRequest', () => {
                 throw new Error('listener bug');
             });
-            const err = await traced.get(server.url).catch((failure: HttpError) => failure);
+            const err = await traced.get(origin).catch((failure: HttpError) => failure);
             expect(err).toMatchObject({
                 message: 'Request could not be created: listener bug',
                 output: { statusCode: 500 }
@@ -296,7 +306,7 @@ describe('6. Events', () => {
             traced.events!.on('preRequest', (uri) => {
                 uri.headers['x-bad'] = 'a\r\nb';
             });
-            await expect(traced.get(server.url)).rejects.toThrow(/Request could not be created/);
+            await expect(traced.get(origin)).rejects.toThrow(/Request could not be created/);
             expect(log.map(([name]) => name)).toEqual(['preRequest', 'response']);
             expect((log[1] as ['response', HttpError, ResponseDetails])[2].req).toBeUndefined();
         });
@@ -305,9 +315,7 @@ describe('6. Events', () => {
             const { traced, log } = recording();
             const controller = new AbortController();
             traced.events!.on('preRequest', () => controller.abort());
-            await expect(traced.get(server.url, { signal: controller.signal })).rejects.toThrow(
-                'Client request aborted'
-            );
+            await expect(traced.get(origin, { signal: controller.signal })).rejects.toThrow('Client request aborted');
             expect(log.map(([name]) => name)).toEqual(['preRequest', 'response']);
             const [, reported, details] = log[1] as ['response', HttpError, ResponseDetails];
             expect((reported.data as Error).name).toBe('AbortError');
@@ -319,7 +327,7 @@ describe('6. Events', () => {
             traced.events!.on('request', () => {
                 throw new Error('listener bug');
             });
-            await expect(traced.get(server.url)).rejects.toThrow('A request event listener threw: listener bug');
+            await expect(traced.get(origin)).rejects.toThrow('A request event listener threw: listener bug');
             expect(log.filter(([name]) => name === 'response')).toHaveLength(1);
         });
 
@@ -330,20 +338,18 @@ describe('6. Events', () => {
                 controller.abort();
                 throw new Error('listener bug');
             });
-            await expect(traced.get(server.url, { signal: controller.signal })).rejects.toThrow(
-                'Client request aborted'
-            );
+            await expect(traced.get(origin, { signal: controller.signal })).rejects.toThrow('Client request aborted');
             expect(log.filter(([name]) => name === 'response')).toHaveLength(1);
         });
 
         it('response: the request rejects with the listener error', async () => {
-            const traced = client.defaults({ events: true });
+            const traced = api.defaults({ events: true });
             let res: IncomingMessage | undefined;
             traced.events!.on('response', (_err, details) => {
                 res = details.res;
                 throw new Error('listener bug');
             });
-            await expect(traced.get(server.url)).rejects.toThrow('A response event listener threw: listener bug');
+            await expect(traced.get(origin)).rejects.toThrow('A response event listener threw: listener bug');
             expect(res?.destroyed).toBe(true);
         });
     });

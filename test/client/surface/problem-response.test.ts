@@ -1,15 +1,16 @@
 import { STATUS_CODES } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { client, type ResponseErrorData } from '../../../src/client/index.js';
 import { errors } from '../../../src/index.js';
+import { MockNetwork } from '../../../src/testing/index.js';
 import { expectValidProblem } from '../../errors/problem-schema.js';
 import { seeded } from '../../seeded.js';
-import { startHttp, type TestServer } from '../helpers.js';
 
 /*
  * A helper's 4xx/5xx answered as `application/problem+json` carries its document in `data.problem`
- * (docs/problem-details.md, "The client: `data.problem`"), from a real node:http server. The body of
+ * (docs/problem-details.md, "The client: `data.problem`"). The responses are scripted by a MockNetwork
+ * (docs/testing.md): the helper reads them above the transport seam as it reads a server's. The body of
  * each response is registered under a path of its own and sent as given.
  */
 
@@ -20,40 +21,29 @@ interface Reply {
     encoding?: string;
 }
 
-const replies = new Map<string, Reply>();
+const origin = 'http://problems.test';
+const mock = new MockNetwork();
+const api = client.defaults({ mock });
 let nextPath = 0;
-let server: TestServer;
 
-beforeAll(async () => {
-    server = await startHttp((req, res) => {
-        const reply = replies.get(req.url ?? '');
-        if (reply === undefined) {
-            res.writeHead(500).end('unregistered');
-            return;
-        }
-
-        const headers: Record<string, string> = {};
-        if (reply.contentType !== undefined) {
-            headers['content-type'] = reply.contentType;
-        }
-
-        if (reply.encoding !== undefined) {
-            headers['content-encoding'] = reply.encoding;
-        }
-
-        res.writeHead(reply.status, headers).end(reply.body);
-    });
-});
-
-afterAll(async () => {
-    await server.close();
+afterAll(() => {
+    mock.close();
 });
 
 /** The URL of a response with this status, content type and body. */
 function serve(reply: Reply): string {
     const path = `/r${nextPath++}`;
-    replies.set(path, reply);
-    return `${server.url}${path}`;
+    const headers: Record<string, string> = {};
+    if (reply.contentType !== undefined) {
+        headers['content-type'] = reply.contentType;
+    }
+
+    if (reply.encoding !== undefined) {
+        headers['content-encoding'] = reply.encoding;
+    }
+
+    mock.origin(origin).get(path).reply(reply.status, reply.body, headers);
+    return `${origin}${path}`;
 }
 
 const problemJson = 'application/problem+json';
@@ -71,7 +61,7 @@ const outOfCredit = {
 
 /** The error a helper rejects with, checked to be the usual one for its status: the problem never changes it. */
 async function rejection(url: string, options: Parameters<typeof client.get>[1] = {}, status = 403) {
-    const err = await client.get(url, options).then(
+    const err = await api.get(url, options).then(
         () => {
             throw new Error('expected a rejection');
         },
@@ -264,7 +254,7 @@ describe('data.problem is left unset, and the rejection unchanged, for what is n
     });
 
     it('a successful response is resolved as ever, whatever its content type', async () => {
-        const { payload } = await client.get(serve({ status: 200, contentType: problemJson, body: '{"type":"x"}' }));
+        const { payload } = await api.get(serve({ status: 200, contentType: problemJson, body: '{"type":"x"}' }));
         expect(payload).toStrictEqual(Buffer.from('{"type":"x"}'));
     });
 });
@@ -323,7 +313,7 @@ describe('data.problem on a seeded mix of hostile bodies', () => {
         }
     }
 
-    // 150 rounds of a real server and client: seconds alone, far more beside a loaded suite (its own bound below).
+    // 150 rounds of a mocked origin and a real client: seconds alone, far more beside a loaded suite (its own bound below).
     it('never changes the rejection, answers only documents of the schema, and leaves Object.prototype alone', async () => {
         const random = seeded(39);
         const contentTypes = [problemJson, `${problemJson}; charset=utf-8`, 'application/json', 'text/html'];
