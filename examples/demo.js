@@ -47,7 +47,8 @@ server.route([
         method: 'GET',
         path: '/api/stock',
         handler: () => {
-            // The payload says only "An internal server error occurred"; the span keeps the message.
+            // The payload says only "An internal server error occurred"; the span's status and its
+            // http.server.request.exception log record keep the message.
             throw errors.badImplementation('Inventory database unreachable');
         }
     },
@@ -221,7 +222,7 @@ instrumentation.disable();
 h2Instrumentation.disable();
 processWide.disable();
 
-printTraces(telemetry.finishedSpans());
+printTraces(telemetry.finishedSpans(), telemetry.finishedLogRecords());
 printMetrics(resourceMetrics);
 if (!optionalMetrics) {
     console.log('\n(run `npm start -- --optional-metrics` for body sizes, active requests and open connections)');

@@ -1,4 +1,5 @@
-// Prints what the demo recorded: each trace as an indented tree of spans, then the histograms.
+// Prints what the demo recorded: each trace as an indented tree of spans, each with its log records
+// (the log-based events, such as a failed request's exception), then the histograms.
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 
 const kindNames = { [SpanKind.CLIENT]: 'CLIENT', [SpanKind.SERVER]: 'SERVER', [SpanKind.INTERNAL]: 'INTERNAL' };
@@ -23,9 +24,15 @@ const keyAttributes = [
 
 const durationMs = ([seconds, nanos]) => seconds * 1e3 + nanos / 1e6;
 
-/** One tree per trace, roots first, children in start order. */
-export function printTraces(spans) {
+/** One tree per trace, roots first, children in start order; each span's log records under it. */
+export function printTraces(spans, logRecords = []) {
     const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]));
+    const recordsOf = new Map();
+    for (const record of logRecords) {
+        const spanId = record.spanContext?.spanId;
+        recordsOf.set(spanId, [...(recordsOf.get(spanId) ?? []), record]);
+    }
+
     const children = new Map();
     const roots = [];
     for (const span of [...spans].sort((a, b) => durationMs(a.startTime) - durationMs(b.startTime))) {
@@ -39,11 +46,11 @@ export function printTraces(spans) {
 
     for (const root of roots) {
         console.log(`\ntrace ${root.spanContext().traceId}`);
-        printSpan(root, children, '', true);
+        printSpan(root, children, recordsOf, '', true);
     }
 }
 
-function printSpan(span, children, indent, last) {
+function printSpan(span, children, recordsOf, indent, last) {
     const status = span.status.code === SpanStatusCode.ERROR ? '  ERROR' : '';
     const kind = kindNames[span.kind] ?? 'SPAN';
     const duration = durationMs(span.duration).toFixed(1);
@@ -71,9 +78,16 @@ function printSpan(span, children, indent, last) {
         console.log(`${detail}   event ${event.name}: ${event.attributes?.['exception.message'] ?? ''}`);
     }
 
+    for (const record of recordsOf.get(span.spanContext().spanId) ?? []) {
+        const message = record.attributes['exception.message'];
+        console.log(
+            `${detail}   log ${record.severityText} ${record.eventName}${message === undefined ? '' : `: ${message}`}`
+        );
+    }
+
     const own = children.get(span.spanContext().spanId) ?? [];
     own.forEach((child, index) => {
-        printSpan(child, children, detail, index === own.length - 1);
+        printSpan(child, children, recordsOf, detail, index === own.length - 1);
     });
 }
 

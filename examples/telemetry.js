@@ -1,12 +1,15 @@
-// The OpenTelemetry SDK set up as an application would, before anything is instrumented. Spans and
-// metrics are always kept in memory so the demo can print them; with OTEL_EXPORTER_OTLP_ENDPOINT
-// set they are also exported to that collector over OTLP/HTTP (Jaeger, Tempo, an OTel Collector).
+// The OpenTelemetry SDK set up as an application would, before anything is instrumented. Spans,
+// log records (the log-based events: a failed request's exception) and metrics are always kept in
+// memory so the demo can print them; with OTEL_EXPORTER_OTLP_ENDPOINT set the spans and metrics are
+// also exported to that collector over OTLP/HTTP (Jaeger, Tempo, an OTel Collector).
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
+import { logs } from '@opentelemetry/api-logs';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import {
     BatchSpanProcessor,
@@ -36,20 +39,28 @@ export function startTelemetry() {
 
     const tracerProvider = new TracerProvider({ resource, spanProcessors });
     const meterProvider = new MeterProvider({ resource, readers });
+    const logRecords = new InMemoryLogRecordExporter();
+    const loggerProvider = new LoggerProvider({
+        resource,
+        processors: [new SimpleLogRecordProcessor({ exporter: logRecords })]
+    });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(tracerProvider);
     metrics.setGlobalMeterProvider(meterProvider);
+    logs.setGlobalLoggerProvider(loggerProvider);
 
     return {
         endpoint,
         finishedSpans: () => memory.getFinishedSpans(),
+        finishedLogRecords: () => logRecords.getFinishedLogRecords(),
         collectMetrics: async () => (await pull.collect()).resourceMetrics,
         async shutdown() {
             await tracerProvider.forceFlush();
             await meterProvider.forceFlush();
             await tracerProvider.shutdown();
             await meterProvider.shutdown();
+            await loggerProvider.shutdown();
         }
     };
 }

@@ -1,18 +1,19 @@
 import { type Attributes, type Context, context, type Span, trace } from '@opentelemetry/api';
 import type { Timings } from '../src/client/index.js';
-import { requirePackage } from '../src/common/node-modules.js';
-import { INSTRUMENTATION_SCOPE } from './providers.js';
 import {
-    ATTR_ERROR_TYPE,
-    ATTR_EXCEPTION_MESSAGE,
-    ATTR_EXCEPTION_STACKTRACE,
-    ATTR_EXCEPTION_TYPE,
-    ATTR_HTTP_REQUEST_METHOD,
-    ATTR_SERVER_ADDRESS,
-    ATTR_SERVER_PORT,
-    EVENT_HTTP_CLIENT_REQUEST_EXCEPTION
-} from './semconv.js';
+    CLIENT_REQUEST_EXCEPTION,
+    type EventLogger,
+    type EventLoggerProvider,
+    emitException,
+    globalLoggerProvider,
+    wantsEvent
+} from '../src/common/exception-record.js';
+import { INSTRUMENTATION_SCOPE } from './providers.js';
+import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from './semconv.js';
 import { PHASE_EVENTS } from './span-phases.js';
+
+export type { EventLogger, EventLoggerProvider, EventRecord } from '../src/common/exception-record.js';
+export { globalLoggerProvider };
 
 /*
  * A hop's events (docs/observability.md "Events as logs"): its exception as the conventions'
@@ -23,50 +24,8 @@ import { PHASE_EVENTS } from './span-phases.js';
  * `loggerProvider`, for the global one, and when it is not installed there are no log events.
  */
 
-/** The part of an OpenTelemetry Logs API `LoggerProvider` (`@opentelemetry/api-logs`) the instrumentation uses. */
-export interface EventLoggerProvider {
-    getLogger(name: string, version?: string): EventLogger;
-}
-
-/**
- * The part of a Logs API `Logger` used, spelled here so that the instrumentation's declarations
- * type-check where the optional `@opentelemetry/api-logs` is not installed.
- */
-export interface EventLogger {
-    emit(record: EventRecord): void;
-    /** Whether a record would be kept (Logs API 0.200 and later); a logger without it is asked nothing. */
-    enabled?(options?: { context?: Context; severityNumber?: number; eventName?: string }): boolean;
-}
-
-/** A log record as the Logs API takes it. */
-export interface EventRecord {
-    eventName: string;
-    severityNumber: number;
-    severityText: string;
-    timestamp?: number;
-    context: Context;
-    attributes?: Attributes;
-}
-
-// The Logs API's SeverityNumber: the enum lives in the optional package, so its values are spelled.
-const SEVERITY_WARN = 13;
+// The Logs API's SeverityNumber of the phase records (the enum lives in the optional package).
 const SEVERITY_DEBUG = 5;
-
-type LogsApi = { logs: { getLoggerProvider(): EventLoggerProvider } };
-
-/**
- * The global LoggerProvider of `@opentelemetry/api-logs`, when it is installed (a proxy: an SDK
- * registered later is still picked up); undefined when it cannot be loaded.
- */
-export function globalLoggerProvider(
-    load: (name: string) => unknown = requirePackage
-): EventLoggerProvider | undefined {
-    try {
-        return (load('@opentelemetry/api-logs') as LogsApi).logs.getLoggerProvider();
-    } catch {
-        return undefined;
-    }
-}
 
 /** Where a hop's events go, as the config says. */
 export interface HopEventsConfig {
@@ -107,7 +66,7 @@ export class HopEvents {
         }
 
         const spanContext = trace.setSpan(context.active(), span);
-        if (!wanted(logger, spanContext, SEVERITY_WARN, EVENT_HTTP_CLIENT_REQUEST_EXCEPTION)) {
+        if (!wantsEvent(logger, spanContext, CLIENT_REQUEST_EXCEPTION)) {
             return;
         }
 
@@ -115,21 +74,8 @@ export class HopEvents {
         attributes[ATTR_HTTP_REQUEST_METHOD] = measured[ATTR_HTTP_REQUEST_METHOD];
         attributes[ATTR_SERVER_ADDRESS] = measured[ATTR_SERVER_ADDRESS];
         attributes[ATTR_SERVER_PORT] = measured[ATTR_SERVER_PORT];
-        const type = (err as { code?: unknown }).code ?? err.name;
-        attributes[ATTR_EXCEPTION_TYPE] = String(type);
-        attributes[ATTR_EXCEPTION_MESSAGE] = err.message;
-        if (typeof err.stack === 'string') {
-            attributes[ATTR_EXCEPTION_STACKTRACE] = err.stack;
-        }
-
         attributes[ATTR_ERROR_TYPE] = errorType;
-        logger.emit({
-            eventName: EVENT_HTTP_CLIENT_REQUEST_EXCEPTION,
-            severityNumber: SEVERITY_WARN,
-            severityText: 'WARN',
-            context: spanContext,
-            attributes
-        });
+        emitException(logger, CLIENT_REQUEST_EXCEPTION, spanContext, err, attributes);
     }
 
     /**
@@ -158,7 +104,7 @@ export class HopEvents {
         const spanContext = trace.setSpan(context.active(), span);
         for (const [moment, name] of phaseMoments) {
             const at = timings[moment];
-            if (at !== undefined && wanted(logger, spanContext, SEVERITY_DEBUG, name)) {
+            if (at !== undefined && wantsPhase(logger, spanContext, name)) {
                 logger.emit({
                     eventName: name,
                     severityNumber: SEVERITY_DEBUG,
@@ -171,7 +117,10 @@ export class HopEvents {
     }
 }
 
-/** Whether the logger keeps such a record: asked before one is built (without a provider, the answer is no). */
-function wanted(logger: EventLogger, spanContext: Context, severityNumber: number, eventName: string): boolean {
-    return logger.enabled === undefined || logger.enabled({ context: spanContext, severityNumber, eventName });
+/** Whether the logger keeps a phase record: asked before one is built (without a provider, the answer is no). */
+function wantsPhase(logger: EventLogger, spanContext: Context, eventName: string): boolean {
+    return (
+        logger.enabled === undefined ||
+        logger.enabled({ context: spanContext, severityNumber: SEVERITY_DEBUG, eventName })
+    );
 }

@@ -43,12 +43,17 @@ export const ATTR_HTTP_REQUEST_HEADER = (key: string): string => `http.request.h
 /** `http.response.header.<key>`: `key` is the lowercase header name. */
 export const ATTR_HTTP_RESPONSE_HEADER = (key: string): string => `http.response.header.${key}`;
 
-export const ATTR_EXCEPTION_MESSAGE = 'exception.message';
-export const ATTR_EXCEPTION_STACKTRACE = 'exception.stacktrace';
-export const ATTR_EXCEPTION_TYPE = 'exception.type';
+// The exception events (in development: `incubating`) and their attributes (stable), spelled where the
+// static plugin reads them too.
+export {
+    ATTR_EXCEPTION_MESSAGE,
+    ATTR_EXCEPTION_STACKTRACE,
+    ATTR_EXCEPTION_TYPE,
+    EVENT_HTTP_CLIENT_REQUEST_EXCEPTION,
+    EVENT_HTTP_SERVER_REQUEST_EXCEPTION
+} from '../src/common/exception-record.js';
 
 // Still in development (`incubating`): recorded as the conventions spell them today.
-export const EVENT_HTTP_CLIENT_REQUEST_EXCEPTION = 'http.client.request.exception';
 export const ATTR_HTTP_REQUEST_BODY_SIZE = 'http.request.body.size';
 export const ATTR_HTTP_RESPONSE_BODY_SIZE = 'http.response.body.size';
 export const ATTR_HTTP_CONNECTION_STATE = 'http.connection.state';

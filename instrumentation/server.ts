@@ -17,9 +17,10 @@ import { ATTR_PROBLEM_TYPE, sentProblemType } from '../src/errors/span-attribute
 import { recordHttpError } from '../src/static/error-span.js';
 import { type NormalizedMethod, normalizeMethod } from './attributes.js';
 import { type BodyCount, countOutgoingBody, receivedRequestBodyOf } from './body-size.js';
+import type { EventLoggerProvider } from './log-events.js';
 import { endMeasured, type Measured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
-import { guarded, type ProviderConfig, resolveProviders } from './providers.js';
+import { guarded, INSTRUMENTATION_VERSION, type ProviderConfig, resolveProviders } from './providers.js';
 import { isTracingSuppressed } from './request-scope.js';
 import {
     ATTR_CLIENT_ADDRESS,
@@ -38,6 +39,7 @@ import {
     ATTR_URL_SCHEME,
     ATTR_USER_AGENT_ORIGINAL
 } from './semconv.js';
+import { ServerEvents } from './server-events.js';
 
 /** The name the tracing plugin registers under, and its key in `request.plugins`. */
 export { TRACING_PLUGIN };
@@ -59,6 +61,14 @@ export interface TracingOptions extends ProviderConfig {
      * and `http.server.active_requests`. Default false: only `http.server.request.duration`.
      */
     optionalMetrics?: boolean;
+    /**
+     * Where a failed request's `http.server.request.exception` log record goes (docs/observability.md,
+     * "Events as logs"). Default: the global LoggerProvider of `@opentelemetry/api-logs` when that optional
+     * peer is installed; none otherwise.
+     */
+    loggerProvider?: EventLoggerProvider;
+    /** Also put a failed request's exception on its span as an `exception` event, for backends that read events from spans only. Default false. */
+    spanEvents?: boolean;
 }
 
 /** What the plugin keeps of a request beyond `RequestTracing`. */
@@ -80,6 +90,7 @@ export const tracing: HapiPlugin<TracingOptions> = {
     register(server: Server, options: TracingOptions) {
         const { tracer, meter } = resolveProviders(options ?? {});
         const metrics = createHttpMetrics(meter, 'server', options?.optionalMetrics === true);
+        const events = new ServerEvents(options ?? {}, INSTRUMENTATION_VERSION);
 
         server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
             guarded('tracing onRequest', startRequest, tracer, metrics, request);
@@ -88,7 +99,7 @@ export const tracing: HapiPlugin<TracingOptions> = {
 
         // Emitted once the response has been sent, or the request abandoned.
         server.events.on('response', (request: Request) => {
-            guarded('tracing response listener', endRequest, metrics, request);
+            guarded('tracing response listener', endRequest, metrics, events, request);
         });
     }
 };
@@ -188,7 +199,7 @@ interface HapiResponseLike {
     _error?: unknown;
 }
 
-function endRequest(metrics: HttpMetrics, request: Request): void {
+function endRequest(metrics: HttpMetrics, events: ServerEvents, request: Request): void {
     const tracing = tracingOf(request);
     if (tracing === undefined) {
         return;
@@ -227,11 +238,15 @@ function endRequest(metrics: HttpMetrics, request: Request): void {
         // Only 5xx is a server error; a 4xx is the client's and leaves the status unset.
         metricAttributes[ATTR_ERROR_TYPE] = String(statusCode);
         span.setAttribute(ATTR_ERROR_TYPE, String(statusCode));
-        span.setStatus(
-            error instanceof Error
-                ? { code: SpanStatusCode.ERROR, message: error.message }
-                : { code: SpanStatusCode.ERROR }
-        );
+        // A client that went away is no failure of the server's, whatever status hapi reports for it.
+        if (!abandonedByClient(request, statusCode)) {
+            if (error instanceof Error) {
+                span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+                events.exception(span, tracing.context, error, metricAttributes);
+            } else {
+                span.setStatus({ code: SpanStatusCode.ERROR });
+            }
+        }
     }
 
     const requestBody = tracing.requestBody;
@@ -244,6 +259,16 @@ function endRequest(metrics: HttpMetrics, request: Request): void {
     const responseBytes =
         tracing.responseBody === undefined ? undefined : responseBodySize(request, statusCode, tracing.responseBody);
     endMeasured(tracing, metrics, requestBytes, responseBytes);
+}
+
+/**
+ * Whether the client went away before the response was sent whole: hapi then answers the request with
+ * its route's `disconnectStatusCode` (499 unless the app chose another, 5xx included), which the span and
+ * the duration point report as they report any status, but a cancellation is not an error.
+ */
+function abandonedByClient(request: Request, statusCode: number): boolean {
+    const disconnectStatusCode = request.route?.settings.response?.disconnectStatusCode ?? 499;
+    return statusCode === disconnectStatusCode && !request.raw.res.writableFinished;
 }
 
 /** The bytes of the response body sent: none for a HEAD, a 204 or a 304, which Node sends without one. */

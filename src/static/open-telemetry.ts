@@ -29,6 +29,11 @@ export function activeSpan(): SpanLike | undefined {
     return api?.trace.getActiveSpan();
 }
 
+/** The active context, if tracing is on: where a log record of the active span's request belongs. */
+export function activeContext(): import('@opentelemetry/api').Context | undefined {
+    return api?.context.active();
+}
+
 let probeKey: symbol | undefined;
 
 /**

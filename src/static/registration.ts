@@ -1,7 +1,8 @@
 import type { Lifecycle, RequestRoute, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import { globalLoggerProvider } from '../common/exception-record.js';
 import type { HapiPlugin } from '../common/hapi-plugin.js';
 import { createDirectoryHandler } from './directory.js';
-import { annotateErrorSpan } from './error-span.js';
+import { errorSpanAnnotator } from './error-span.js';
 import { createFileResponse, respondWithFile } from './file.js';
 import { assertOption, type FileSettings, normalizeFileOptions } from './file-options.js';
 import { resolveFilePath } from './find-file.js';
@@ -10,6 +11,9 @@ import { StaticState } from './state.js';
 import type { DirectoryHandlerOptions, FileHandler, FileOptions, StaticPluginSettings } from './types.js';
 
 const defaultEtagsCacheMaxSize = 1000;
+
+/** The scope of the log records of the error span (error-span.ts). */
+const STATIC_LOGGER_SCOPE = 'tracewire/static';
 
 /**
  * Registered by `staticFiles` under @hapi/inert's name, so that plugins declaring
@@ -54,7 +58,9 @@ export async function registerStaticFiles(server: Server): Promise<void> {
     const annotateWhenTraced = () => {
         if (!annotating && hasContextManager()) {
             annotating = true;
-            server.ext('onPreResponse', annotateErrorSpan);
+            // The global LoggerProvider is a proxy: one an SDK registers later is still used.
+            const logger = globalLoggerProvider()?.getLogger(STATIC_LOGGER_SCOPE);
+            server.ext('onPreResponse', errorSpanAnnotator({ logger, onSpans: settings.spanEvents }));
         }
     };
     annotateWhenTraced();
@@ -63,23 +69,31 @@ export async function registerStaticFiles(server: Server): Promise<void> {
     await server.register(inertCompanion);
 }
 
-function readSettings(settings: StaticPluginSettings | undefined): { etagsCacheMaxSize: number } {
+function readSettings(settings: StaticPluginSettings | undefined): { etagsCacheMaxSize: number; spanEvents: boolean } {
     const given: unknown = settings ?? {};
     assertOption(
         typeof given === 'object' && given !== null,
         'server option plugins.static must be an object such as { etagsCacheMaxSize: 1000 }'
     );
-    const { etagsCacheMaxSize = defaultEtagsCacheMaxSize, ...unknown } = given as StaticPluginSettings;
+    const {
+        etagsCacheMaxSize = defaultEtagsCacheMaxSize,
+        spanEvents = false,
+        ...unknown
+    } = given as StaticPluginSettings;
     const unknownKeys = Object.keys(unknown);
     assertOption(
         unknownKeys.length === 0,
-        `server option plugins.static has unknown key(s) ${unknownKeys.join(', ')}; the only one is etagsCacheMaxSize`
+        `server option plugins.static has unknown key(s) ${unknownKeys.join(', ')}; the keys are etagsCacheMaxSize and spanEvents`
     );
     assertOption(
         Number.isSafeInteger(etagsCacheMaxSize) && etagsCacheMaxSize >= 0,
         `server option plugins.static.etagsCacheMaxSize must be a non-negative integer, got ${String(etagsCacheMaxSize)}`
     );
-    return { etagsCacheMaxSize };
+    assertOption(
+        typeof spanEvents === 'boolean',
+        `server option plugins.static.spanEvents must be true or false, got ${String(spanEvents)}`
+    );
+    return { etagsCacheMaxSize, spanEvents };
 }
 
 /** The `file` handler: a path, a function of the request returning one (or an Error), or an object of file options. */

@@ -64,6 +64,11 @@ export interface DirectoryHandlerOptions {
 export interface StaticPluginSettings {
     /** How many file hashes the ETag cache keeps (default 1000; 0 keeps none). */
     etagsCacheMaxSize?: number | undefined;
+    /**
+     * Also put a 5xx's exception on the active span as an `exception` event, beside its
+     * `http.server.request.exception` log record (docs/observability.md, "Events as logs"). Default false.
+     */
+    spanEvents?: boolean | undefined;
 }
 
 declare module '@hapi/hapi' {

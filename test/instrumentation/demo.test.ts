@@ -38,7 +38,8 @@ describe('the npm start demo', () => {
             'http.request.resend_count=1',
             'http.response.status_code=404  error.type=404',
             'SERVER GET /api/stock',
-            'event exception: Inventory database unreachable',
+            // The 5xx's exception, a log record under its server span (docs/observability.md "Events as logs").
+            'log ERROR http.server.request.exception: Inventory database unreachable',
             'SERVER GET /api/summary',
             'gzip on the wire',
             // Traced file serving: what the static plugin served, on its server span.
