@@ -275,7 +275,8 @@ describe('RedisCacheStore', () => {
 
     describe('what one call stores, the next finds', () => {
         it("a lookup sent after a store on the same client finds it, even before the store's promise settled (sent in order on one connection)", async () => {
-            const store = storeOn(await connect());
+            // The order is what this holds, not the bound: a loaded machine took longer than the default 100 ms.
+            const store = storeOn(await connect(), { timeout: 5_000 });
             for (let i = 0; i < 50; i++) {
                 const entry = cachedResponse();
                 void store.set(`k${i}`, entry);
@@ -285,8 +286,16 @@ describe('RedisCacheStore', () => {
 
         it('what one instance stores, deletes or updates (a 304), another instance on its own connection finds next', async () => {
             const prefix = freshPrefix();
-            const one = new RedisCacheStore({ client: await connect(clientKinds[0]), keyPrefix: prefix });
-            const other = new RedisCacheStore({ client: await connect(clientKinds[2]), keyPrefix: prefix });
+            const one = new RedisCacheStore({
+                client: await connect(clientKinds[0]),
+                keyPrefix: prefix,
+                timeout: 5_000
+            });
+            const other = new RedisCacheStore({
+                client: await connect(clientKinds[2]),
+                keyPrefix: prefix,
+                timeout: 5_000
+            });
             const entry = cachedResponse();
             await one.set('k', entry);
             expect(await other.get('k')).toStrictEqual([entry]);
