@@ -7,9 +7,11 @@ import { once } from 'node:events';
  * Forks `script` with `args` and waits for its first IPC message, `{ ready: true, ... }`, which
  * carries what the parent needs (a port). Rejects when the child exits or reports an error first.
  */
-export async function startChild(script, args = [], { execArgv = [], timeoutMs = 20_000 } = {}) {
+export async function startChild(script, args = [], { execArgv = [], execPath, timeoutMs = 20_000 } = {}) {
     const child = fork(new URL(script, import.meta.url), args, {
         execArgv,
+        // Another program may run node (valgrind, whose options and node's path are then `execArgv`).
+        ...(execPath === undefined ? {} : { execPath }),
         stdio: ['ignore', 'inherit', 'inherit', 'ipc']
     });
     const ready = await new Promise((resolve, reject) => {

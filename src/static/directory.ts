@@ -194,15 +194,20 @@ function isHidden(requested: string): boolean {
  */
 const plainRequestPath = /^[^./\\][^/\\]*(?:\/[^./\\][^/\\]*)*$/;
 
+/** True when `requested` is a plain request path, which joins its root by a separator alone. */
+function isPlain(requested: string): boolean {
+    return Path.sep === '/' && plainRequestPath.test(requested);
+}
+
 /** The path of `requested` under `root`, without a trailing slash; `Path.join` only when it must normalise. */
-function joinUnder(root: string, requested: string): { path: string; plain: boolean } {
-    if (Path.sep === '/' && plainRequestPath.test(requested)) {
-        return { path: root === '/' ? `/${requested}` : `${root}/${requested}`, plain: true };
+function joinUnder(root: string, requested: string, plain: boolean): string {
+    if (plain) {
+        return root === '/' ? `/${requested}` : `${root}/${requested}`;
     }
 
     // join (not resolve) so an absolute-looking request stays under the root; no trailing slash in errors.
     const joined = Path.join(root, requested);
-    return { path: joined.length > 1 && joined.endsWith(Path.sep) ? joined.slice(0, -1) : joined, plain: false };
+    return joined.length > 1 && joined.endsWith(Path.sep) ? joined.slice(0, -1) : joined;
 }
 
 /**
@@ -218,7 +223,8 @@ function serveFromRoot(
     root: string,
     requested: string
 ): ResponseObject | Promise<ResponseObject> {
-    const { path, plain } = joinUnder(root, requested);
+    const plain = isPlain(requested);
+    const path = joinUnder(root, requested, plain);
     if (!plain) {
         if (!isWithin(path, root)) {
             // README, "Static files": a way out of the root (`..%2f`, a sibling sharing the root's name prefix) is 403.
@@ -232,7 +238,14 @@ function serveFromRoot(
     }
 
     const withBody = needsBody(request);
-    const [found, foundPath] = findWithDefaultExtension(state, request, settings, root, path, withBody);
+    let found: FoundFile;
+    let foundPath = path;
+    if (settings.defaultExtension === null) {
+        found = findFile(state, request, path, root, settings.file, withBody);
+    } else {
+        [found, foundPath] = findWithDefaultExtension(state, request, settings, root, path, withBody);
+    }
+
     if (!found.stats.isDirectory()) {
         return createFileResponse(state, request, foundPath, root, settings.file, found);
     }
@@ -297,7 +310,7 @@ async function listDirectory(
     return listingResponse(request, h, base, requested.replace(/\/+$/, ''), visible);
 }
 
-/** The requested path, or when it is missing the same path plus `defaultExtension`. */
+/** The requested path, or when it is missing the same path plus `defaultExtension`; and which it was. */
 function findWithDefaultExtension(
     state: StaticState,
     request: Request,
@@ -309,7 +322,7 @@ function findWithDefaultExtension(
     try {
         return [findFile(state, request, path, root, settings.file, withBody), path];
     } catch (err) {
-        if (settings.defaultExtension === null || !isHttpError(err, 404)) {
+        if (!isHttpError(err, 404)) {
             throw err;
         }
     }

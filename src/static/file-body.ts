@@ -17,6 +17,12 @@ import { type FileIdentity, hasSameBytes, identityOf } from './same-file.js';
  *   while the client keeps up (its socket has nothing queued when the next chunk is read), and nothing
  *   is read ahead of what the consumer asks for (a paused pipe asks for nothing). Large chunks are what makes large files fast
  *   (each costs a thread-pool read and a socket write); a stalled client then holds one chunk.
+ * A chunk's buffer is read into again once nothing can still hold the chunk: the body is piped into its
+ * connection alone and the connection has written everything it was given (`#chunksWritten`). A 10 MiB
+ * response then allocates five buffers (16 to 256 KiB) instead of one per chunk, forty-odd: each was
+ * memory outside V8's heap that V8 answers with a full garbage collection every few responses
+ * (docs/performance.md). Any other consumer (a compressor, a tap, a reader of its own) gets a new
+ * buffer per chunk, since nothing tells when it is done with one.
  */
 
 const firstChunkSize = 16 * 1024;
@@ -49,10 +55,12 @@ export class FileBody extends Readable {
     #position: number;
     #remaining: number;
     #chunkSize = firstChunkSize;
-    /** True while a read or fstat is on the thread pool. */
+    /** True while a read is on the thread pool. */
     #busy = false;
     /** Set when destroyed during `io`: the descriptor is closed once the call returns, never under it. */
     #closeAfterIo: (() => void) | null = null;
+    /** The buffer of the last chunk read, which the next read may fill again (`#chunksWritten`). */
+    #spare: Buffer | null = null;
 
     constructor(options: FileBodyOptions) {
         // No read-ahead: a chunk is read only when the consumer asks for one.
@@ -97,7 +105,7 @@ export class FileBody extends Readable {
 
     #readChunk(): void {
         const size = Math.min(this.#chunkSize, this.#remaining);
-        const buffer = Buffer.allocUnsafeSlow(size);
+        const buffer = this.#bufferFor(size);
         this.#busy = true;
         Fs.read(this.#fd, buffer, 0, size, this.#position, (err, bytesRead) => {
             if (this.#ioDone()) {
@@ -127,26 +135,68 @@ export class FileBody extends Readable {
         });
     }
 
-    /** The last chunk goes out only when the descriptor still shows the bytes that were opened (same-file.ts). */
+    /** The spare buffer when every chunk is written and it is large enough, else a new one (the spare when larger). */
+    #bufferFor(size: number): Buffer {
+        const spare = this.#spare;
+        if (spare !== null && spare.length >= size && this.#chunksWritten()) {
+            return spare.length === size ? spare : spare.subarray(0, size);
+        }
+
+        const buffer = Buffer.allocUnsafeSlow(size);
+        if (spare === null || size > spare.length) {
+            this.#spare = buffer;
+        }
+
+        return buffer;
+    }
+
+    /**
+     * True when no chunk pushed so far can be held by anyone: none waits in this stream, its one
+     * consumer is the pipe into the connection, and the connection has nothing left to write (a
+     * response's `writableLength` counts what it buffers and what its socket has not written yet, a
+     * chunk handed to the system included, until its write completes).
+     */
+    #chunksWritten(): boolean {
+        const sink = this.#sink;
+        if (
+            sink === null ||
+            this.readableLength !== 0 ||
+            sink.writableLength !== 0 ||
+            this.listenerCount('data') !== 1
+        ) {
+            return false;
+        }
+
+        // Node's record of where the stream is piped; anything unexpected there means a new buffer.
+        const pipes = (this as unknown as { _readableState?: { pipes?: unknown } })._readableState?.pipes;
+        return Array.isArray(pipes) && pipes.length === 1 && pipes[0] === sink;
+    }
+
+    /**
+     * The last chunk goes out only when the descriptor still shows the bytes that were opened (same-file.ts).
+     * The `fstat` is synchronous, as the plugin's other metadata calls (docs/static-files.md, "I/O model"):
+     * a thread-pool round trip per response cost more than the call.
+     */
     #finish(last: Buffer): void {
-        this.#busy = true;
-        Fs.fstat(this.#fd, (err, now) => {
-            if (this.#ioDone()) {
-                return;
-            }
+        let now: Fs.Stats;
+        try {
+            now = Fs.fstatSync(this.#fd);
+        } catch (err) {
+            this.destroy(toPathError(err as NodeJS.ErrnoException, this.#path));
+            return;
+        }
 
-            if (err || !hasSameBytes(this.#opened, now)) {
-                this.destroy(err ? toPathError(err, this.#path) : this.#changed());
-                return;
-            }
+        if (!hasSameBytes(this.#opened, now)) {
+            this.destroy(this.#changed());
+            return;
+        }
 
-            if (this.#hash !== null) {
-                this.#onHashed?.(this.#hash.digest('hex'));
-            }
+        if (this.#hash !== null) {
+            this.#onHashed?.(this.#hash.digest('hex'));
+        }
 
-            this.push(last);
-            this.push(null);
-        });
+        this.push(last);
+        this.push(null);
     }
 
     #changed(): Error {

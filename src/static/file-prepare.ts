@@ -164,11 +164,15 @@ function assertRegularFile(file: FoundFile, path: string): void {
 function setValidators(response: ResponseObject, state: StaticState, file: FoundFile, etag: string | null): void {
     if (etag !== null) {
         // A pre-compressed variant has its own tag; hapi suffixes the tag of a body it compresses itself.
-        response.etag(etag, { weak: false, vary: file.encoding === null });
+        response.etag(etag, file.encoding === null ? strongVaryingTag : strongTag);
     }
 
     response.header('last-modified', state.httpDate(file.stats.mtimeMs));
 }
+
+/** The options of `response.etag()`, made once (hapi only reads them). */
+const strongVaryingTag = { weak: false, vary: true } as const;
+const strongTag = { weak: false, vary: false } as const;
 
 /**
  * Honours the ranges of a GET with a 206: one range as it is, several as a multipart body. Which

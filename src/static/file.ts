@@ -51,14 +51,7 @@ export function createFileResponse(
         etagOrigin: 'off',
         multipart: null
     };
-    return request.generateResponse(source, {
-        variety: 'file',
-        // hapi awaits what prepare returns, so a response returned synchronously is as good as a promise.
-        prepare: tracedPrepare as (response: ResponseObject) => Promise<ResponseObject>,
-        // hapi awaits what marshal returns, so the Buffer of a small file is returned as it is.
-        marshal: marshalFileResponse as (response: ResponseObject) => Promise<Buffer | Readable>,
-        close: closeFileResponse
-    });
+    return request.generateResponse(source, fileVariety);
 }
 
 /** Prepare, recording what was served on the request's server span when one records (file-span.ts). */
@@ -67,3 +60,13 @@ const tracedPrepare = traceFilePreparation(prepareFileResponse);
 function closeFileResponse(response: ResponseObject): void {
     releaseFile((response.source as FileSource).file);
 }
+
+/** The steps of every file response, one object for all of them (hapi copies what it needs). */
+const fileVariety = {
+    variety: 'file',
+    // hapi awaits what prepare returns, so a response returned synchronously is as good as a promise.
+    prepare: tracedPrepare as (response: ResponseObject) => Promise<ResponseObject>,
+    // hapi awaits what marshal returns, so the Buffer of a small file is returned as it is.
+    marshal: marshalFileResponse as (response: ResponseObject) => Promise<Buffer | Readable>,
+    close: closeFileResponse
+} as const;

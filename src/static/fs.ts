@@ -77,7 +77,7 @@ export function statFd(fd: number, path: string): Fs.Stats {
 
 export function statPath(path: string): Fs.Stats {
     try {
-        return Fs.statSync(path);
+        return Fs.statSync(path, statOptions);
     } catch (err) {
         throw toPathError(err as NodeJS.ErrnoException, path);
     }
@@ -116,16 +116,17 @@ export function confinedPath(root: string, path: string): { path: string; stats:
         let stats: Fs.Stats | null = null;
         let end = root.endsWith('/') ? root.length - 1 : root.length;
         while (end < path.length) {
-            const next = path.indexOf('/', end + 1);
+            const start = end + 1;
+            const next = path.indexOf('/', start);
             end = next === -1 ? path.length : next;
-            const name = path.slice(path.lastIndexOf('/', end - 1) + 1, end);
-            if (name === '' || name === '.' || name === '..') {
+            if (isEmptyOrDots(path, start, end)) {
                 stats = null;
                 break;
             }
 
             try {
-                stats = Fs.lstatSync(path.slice(0, end));
+                // The whole path for its last component: slice(0, length) is the string itself.
+                stats = Fs.lstatSync(path.slice(0, end), statOptions);
             } catch (err) {
                 throw toPathError(err as NodeJS.ErrnoException, path);
             }
@@ -144,6 +145,20 @@ export function confinedPath(root: string, path: string): { path: string; stats:
     const real = realPath(path);
     return isWithin(real, realPath(root)) ? { path: real, stats: null } : null;
 }
+
+/** True when the component of `path` from `start` to `end` is empty, `.` or `..` (compared in place, no substring). */
+function isEmptyOrDots(path: string, start: number, end: number): boolean {
+    const length = end - start;
+    return (
+        length === 0 ||
+        (length <= 2 && path.charCodeAt(start) === dot && (length === 1 || path.charCodeAt(start + 1) === dot))
+    );
+}
+
+const dot = 0x2e;
+
+/** Node's default options of `lstatSync` and `statSync`, passed so that no call allocates them. */
+const statOptions = { bigint: false, throwIfNoEntry: true } as const;
 
 /** True when `path` is `root` or inside it; both must be absolute and normalized. */
 export function isWithin(path: string, root: string): boolean {

@@ -42,13 +42,11 @@ export function evaluatePreconditions(
     mtimeMs: number,
     alsoTag: string | null = null
 ): PreconditionOutcome {
-    const tag = etag === null ? null : `"${etag}"`;
-    const also = alsoTag === null ? null : `"${alsoTag}"`;
     const modified = wholeSeconds(mtimeMs);
 
     const ifMatch = headerOf(request, 'if-match');
     if (ifMatch !== undefined) {
-        if (!matchesTag(ifMatch, tag, false) && (also === null || !matchesTag(ifMatch, also, false))) {
+        if (!matchesTag(ifMatch, etag, false) && (alsoTag === null || !matchesTag(ifMatch, alsoTag, false))) {
             return 'precondition-failed';
         }
     } else {
@@ -61,7 +59,7 @@ export function evaluatePreconditions(
 
     const ifNoneMatch = headerOf(request, 'if-none-match');
     if (ifNoneMatch !== undefined) {
-        return matchesTag(ifNoneMatch, tag, true) || (also !== null && matchesTag(ifNoneMatch, also, true))
+        return matchesTag(ifNoneMatch, etag, true) || (alsoTag !== null && matchesTag(ifNoneMatch, alsoTag, true))
             ? 'not-modified'
             : 'send';
     }
@@ -93,10 +91,14 @@ function wholeSeconds(mtimeMs: number): number {
     return Math.floor(mtimeMs / 1000) * 1000;
 }
 
-/** Compares a list of entity tags with ours; the weak comparison ignores `W/` (RFC 9110 8.8.3.2). */
+/**
+ * Compares a list of entity tags with ours (`tag`, without its quotes); the weak comparison ignores
+ * `W/` (RFC 9110 8.8.3.2).
+ */
 function matchesTag(header: string, tag: string | null, weak: boolean): boolean {
-    // The usual revalidation sends back exactly the one tag it was given: no list to split.
-    if (tag !== null && header === tag) {
+    // The usual revalidation sends back exactly the one tag it was given: no list to split, no quoted
+    // copy of the tag to build.
+    if (tag !== null && isQuoted(header, tag)) {
         return true;
     }
 
@@ -114,10 +116,22 @@ function matchesTag(header: string, tag: string | null, weak: boolean): boolean 
             candidate = candidate.slice(2);
         }
 
-        if (candidate === tag) {
+        if (isQuoted(candidate, tag)) {
             return true;
         }
     }
 
     return false;
 }
+
+/** True when `value` is `tag` in double quotes. */
+function isQuoted(value: string, tag: string): boolean {
+    return (
+        value.length === tag.length + 2 &&
+        value.charCodeAt(0) === doubleQuote &&
+        value.charCodeAt(value.length - 1) === doubleQuote &&
+        value.startsWith(tag, 1)
+    );
+}
+
+const doubleQuote = 0x22;

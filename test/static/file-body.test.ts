@@ -1,6 +1,8 @@
 import * as Fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileBody } from '../../src/static/file-body.js';
 import { createFixture, type Fixture } from './helpers.js';
@@ -79,5 +81,125 @@ describe('the chunks of a streamed file body', () => {
         const closed = new Promise((resolve) => body.once('close', resolve));
         body.destroy();
         await closed;
+    });
+});
+
+/*
+ * A chunk's buffer is read into again only once nothing can hold the chunk (README, "Static files";
+ * file-body.ts): piped into its connection, once the connection has written it; any other consumer
+ * gets a buffer per chunk. Each 4-byte word of the file holds its own offset, so a chunk overwritten
+ * by a later read shows in the bytes received.
+ */
+describe('the buffers of a streamed file body', () => {
+    const positionalSize = 2 * 1024 * KiB + 100;
+    let positional: string;
+    let expected: Buffer;
+
+    beforeAll(() => {
+        expected = Buffer.alloc(positionalSize);
+        for (let offset = 0; offset + 4 <= positionalSize; offset += 4) {
+            expected.writeUInt32LE(offset, offset);
+        }
+
+        positional = join(fixture.root, 'positional.bin');
+        Fs.writeFileSync(positional, expected);
+    });
+
+    function positionalBody(sink: Writable | null): FileBody {
+        const fd = Fs.openSync(positional, 'r');
+        return new FileBody({
+            fd,
+            path: positional,
+            stats: Fs.fstatSync(fd),
+            offset: 0,
+            length: positionalSize,
+            sink,
+            onHashed: null
+        });
+    }
+
+    /** Serves the file once over a real connection; `reader` reads the response, the buffers written are counted. */
+    async function serveOnce(
+        reader: (response: http.IncomingMessage) => Promise<Buffer>,
+        options: http.ServerOptions = {}
+    ) {
+        const written: ArrayBufferLike[] = [];
+        const server = http.createServer(options, (_request, response) => {
+            const write = response.write.bind(response) as (...args: unknown[]) => boolean;
+            response.write = ((chunk: Buffer, ...rest: unknown[]) => {
+                written.push(chunk.buffer);
+                return write(chunk, ...rest);
+            }) as typeof response.write;
+            response.writeHead(200, { 'content-length': positionalSize });
+            positionalBody(response).pipe(response);
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        try {
+            const { port } = server.address() as AddressInfo;
+            const received = await new Promise<Buffer>((resolve, reject) => {
+                http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (response) => {
+                    reader(response).then(resolve, reject);
+                }).on('error', reject);
+            });
+            return { received, chunks: written.length, buffers: new Set(written).size };
+        } finally {
+            await new Promise((resolve) => server.close(resolve));
+        }
+    }
+
+    const readAll = async (response: http.IncomingMessage): Promise<Buffer> => {
+        const parts: Buffer[] = [];
+        for await (const part of response) {
+            parts.push(part as Buffer);
+        }
+
+        return Buffer.concat(parts);
+    };
+
+    it('are filled again once the connection wrote them: far fewer buffers than chunks, every byte as it was', async () => {
+        const { received, chunks, buffers } = await serveOnce(readAll);
+        expect(received.equals(expected)).toBe(true);
+        // 2 MiB in chunks growing from 16 KiB to 256 KiB: 12 chunks or more, in at most one buffer per size.
+        expect(chunks).toBeGreaterThanOrEqual(12);
+        expect(buffers).toBeLessThan(chunks);
+    });
+
+    it('are not filled again while the connection holds chunks it has not written: the bytes go out as they were', async () => {
+        // A connection that takes every chunk at once (its high-water mark is above the file, so no
+        // backpressure pauses the pipe) and copies each out only a little later, as a socket does when
+        // the system cannot take the bytes yet: the next chunks are read meanwhile.
+        const written: Buffer[] = [];
+        const connection = new Writable({
+            highWaterMark: 4 * 1024 * KiB,
+            write(chunk: Buffer, _encoding, done) {
+                setTimeout(() => {
+                    written.push(Buffer.from(chunk));
+                    done();
+                }, 2);
+            }
+        });
+        const finished = new Promise((resolve) => connection.on('finish', resolve));
+        positionalBody(connection).pipe(connection);
+        await finished;
+        expect(Buffer.concat(written).equals(expected)).toBe(true);
+    });
+
+    it('are new for every chunk a consumer other than the connection is given: chunks kept stay as they were', async () => {
+        // The sink has nothing queued, as a fast client's connection, but the chunks go to this reader instead.
+        const kept: Buffer[] = [];
+        for await (const chunk of positionalBody(sinkWithBacklog(0))) {
+            kept.push(chunk as Buffer);
+        }
+
+        expect(Buffer.concat(kept).equals(expected)).toBe(true);
+        expect(new Set(kept.map((chunk) => chunk.buffer)).size).toBe(kept.length);
+
+        const copy = new PassThrough({ highWaterMark: 0 });
+        const piped: Buffer[] = [];
+        copy.on('data', (chunk: Buffer) => piped.push(chunk));
+        const ended = new Promise((resolve) => copy.on('end', resolve));
+        positionalBody(sinkWithBacklog(0)).pipe(copy);
+        await ended;
+        expect(Buffer.concat(piped).equals(expected)).toBe(true);
     });
 });
