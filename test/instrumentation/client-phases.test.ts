@@ -37,6 +37,9 @@ import { setupOtel } from './otel.js';
 // delay, and stay within generous bounds on a loaded 2-core machine.
 const delay = 120;
 const atLeast = (delay * 0.8) / 1000;
+// The dns phase starts when the request is told its lookup began, which a loaded loop tells late: the
+// lookup's delay less 60 ms of such lag (test/client/wire/timings.test.ts allows the same).
+const dnsAtLeast = (delay - 60) / 1000;
 
 /**
  * `/think`: waits before the headers. `/trickle`: headers, then the body in two pieces `delay` apart.
@@ -174,7 +177,7 @@ describe('phases on client spans (README "Phases on client spans")', () => {
             PHASE_EVENTS.response,
             PHASE_EVENTS.end
         ]);
-        expect(phaseOf(span!, 'dns')).toBeGreaterThanOrEqual(atLeast);
+        expect(phaseOf(span!, 'dns')).toBeGreaterThanOrEqual(dnsAtLeast);
         expect(phaseOf(span!, 'tls')).toBeGreaterThan(0);
 
         const lookups = (await points(METRIC_DNS_LOOKUP_DURATION)).filter(
@@ -344,7 +347,7 @@ describe('phaseEvents: false, the default', () => {
             expect(phaseOf(span!, phase), phase).toBeGreaterThanOrEqual(0);
         }
 
-        expect(phaseOf(span!, 'dns')).toBeGreaterThanOrEqual(atLeast);
+        expect(phaseOf(span!, 'dns')).toBeGreaterThanOrEqual(dnsAtLeast);
         expect(phaseOf(span!, 'firstByte')).toBeGreaterThanOrEqual(atLeast);
         // The hop's timings start just before the span and end just before it: a few ms at most on a loaded machine.
         const sum = phases.reduce((total, phase) => total + phaseOf(span!, phase)!, 0);
