@@ -2,6 +2,7 @@ import type { CodedError } from '../client/contract/errors.js';
 import type { Http2SessionEnd as SessionEnd } from '../client/contract/failure-data.js';
 import { errorCodeName } from '../client/wire/http2/error-codes.js';
 import { streamFailure } from '../client/wire/http2/stream-failure.js';
+import { systemCaHint } from './tls-hint.js';
 import type { TlsFailureCode } from './types.js';
 
 /**
@@ -38,29 +39,22 @@ const tlsMessages: Record<TlsFailureCode, string> = {
     CERT_HAS_EXPIRED: 'certificate has expired'
 };
 
-// Since Node.js 25, a certificate that a root CA installed on the machine could make verify says so in its
-// error, unless the process already trusts the system's CAs (`--use-system-ca`, NODE_USE_SYSTEM_CA=1).
-const systemCaHint = '; if the root CA is installed locally, try running Node.js with --use-system-ca';
+// The codes whose message Node.js may follow with its hint on trusting the system's CAs (tls-hint.ts).
 const hintedCodes = new Set<string>([
     'DEPTH_ZERO_SELF_SIGNED_CERT',
     'SELF_SIGNED_CERT_IN_CHAIN',
     'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
 ]);
-const nodeHintsSystemCa =
-    Number(process.versions.node.split('.')[0]) >= 25 &&
-    !process.execArgv.includes('--use-system-ca') &&
-    !/(^|\s)--use-system-ca(\s|$)/.test(process.env.NODE_OPTIONS ?? '') &&
-    process.env.NODE_USE_SYSTEM_CA !== '1';
 
 /** The server's certificate did not verify, with the message this Node.js gives. */
-export function tlsFailure(code: TlsFailureCode = 'DEPTH_ZERO_SELF_SIGNED_CERT'): CodedError {
+export function tlsFailure(code: TlsFailureCode = 'DEPTH_ZERO_SELF_SIGNED_CERT'): Promise<CodedError> {
     const message = tlsMessages[code];
     if (message === undefined) {
         throw new TypeError(`A TLS fault's code is one of ${Object.keys(tlsMessages).join(', ')}, not ${String(code)}`);
     }
 
-    const hint = nodeHintsSystemCa && hintedCodes.has(code) ? systemCaHint : '';
-    return Object.assign(new Error(message + hint), { code });
+    const hint = hintedCodes.has(code) ? systemCaHint() : Promise.resolve('');
+    return hint.then((text) => Object.assign(new Error(message + text), { code }));
 }
 
 // RFC 9113 7.
