@@ -64,11 +64,12 @@ export function redisConformanceRun(mode: 'private' | 'shared'): void {
         closers.push(() => {
             unsubscribe(CLIENT_CHANNELS.cacheStoreError, count);
         });
-        // The store's own bound above the cache's (350 tests at once, beside the other runs).
+        // The store's own bound far above a call's usual time (350 tests at once, beside the other runs: a loaded
+        // machine took over 1 s for some), and under the cache's bound below, so a late answer is the store's to report.
         const store = new RedisCacheStore({
             client: redisClient,
             maxEntrySize: 16 * 2 ** 20,
-            timeout: 1_000,
+            timeout: 4_000,
             onError: (failure) => failures.push(failure.error.message)
         });
         closers.push(() => {
