@@ -2,8 +2,7 @@
 // log records (the log-based events: a failed request's exception) and metrics are always kept in
 // memory so the demo can print them; with OTEL_EXPORTER_OTLP_ENDPOINT set the spans and metrics are
 // also exported to that collector over OTLP/HTTP (Jaeger, Tempo, an OTel Collector).
-import { context, metrics, propagation, trace } from '@opentelemetry/api';
-import { logs } from '@opentelemetry/api-logs';
+import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
@@ -17,6 +16,10 @@ import {
     SimpleSpanProcessor,
     TracerProvider
 } from '@opentelemetry/sdk-trace';
+
+// The Logs API is part of @opentelemetry/api from 1.10 (the SDK 3 line); before, it is @opentelemetry/api-logs.
+const { context, metrics, propagation, trace } = api;
+const { logs } = api.logs === undefined ? await import('@opentelemetry/api-logs') : api;
 
 /** A reader the demo pulls from once at the end, to print the histograms. */
 class PullMetricReader extends MetricReader {

@@ -58,7 +58,8 @@ export interface ClientInstrumentationConfig extends ProviderConfig {
     /**
      * Where the log-based events go (docs/observability.md, "Events as logs"): a failed hop's
      * `http.client.request.exception`, and with `phaseEvents` its moments. Default: the global
-     * LoggerProvider of `@opentelemetry/api-logs` when that optional peer is installed; none otherwise.
+     * LoggerProvider of the Logs API (`@opentelemetry/api` 1.10 and later, else the optional
+     * `@opentelemetry/api-logs`) when one is installed; none otherwise.
      */
     loggerProvider?: EventLoggerProvider;
     /**

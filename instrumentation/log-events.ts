@@ -19,9 +19,10 @@ export { globalLoggerProvider };
  * A hop's events (docs/observability.md "Events as logs"): its exception as the conventions'
  * `http.client.request.exception` log event, and with `phaseEvents` each moment of its timings as a
  * `tracewire.*` one, through the OpenTelemetry Logs API, correlated to the hop's span; on the span
- * itself only with `spanEvents`, for backends that read events from spans. The Logs API
- * (`@opentelemetry/api-logs`) is an optional peer: loaded when an instrumentation is made without a
- * `loggerProvider`, for the global one, and when it is not installed there are no log events.
+ * itself only with `spanEvents`, for backends that read events from spans. The Logs API (in
+ * `@opentelemetry/api` 1.10 and later, `@opentelemetry/api-logs` before) is looked up when an
+ * instrumentation is made without a `loggerProvider`, for the global one; with neither installed there
+ * are no log events.
  */
 
 // The Logs API's SeverityNumber of the phase records (the enum lives in the optional package).

@@ -63,8 +63,8 @@ export interface TracingOptions extends ProviderConfig {
     optionalMetrics?: boolean;
     /**
      * Where a failed request's `http.server.request.exception` log record goes (docs/observability.md,
-     * "Events as logs"). Default: the global LoggerProvider of `@opentelemetry/api-logs` when that optional
-     * peer is installed; none otherwise.
+     * "Events as logs"). Default: the global LoggerProvider of the Logs API (`@opentelemetry/api` 1.10 and
+     * later, else the optional `@opentelemetry/api-logs`) when one is installed; none otherwise.
      */
     loggerProvider?: EventLoggerProvider;
     /** Also put a failed request's exception on its span as an `exception` event, for backends that read events from spans only. Default false. */

@@ -5,18 +5,18 @@ import { requirePackage } from './node-modules.js';
  * An exception as a log-based event of the OpenTelemetry Logs API (docs/observability.md, "Events as
  * logs"), one definition for the three places that tell one: a client hop (instrumentation/log-events.ts),
  * a request of the `tracing` plugin (instrumentation/server.ts) and the error span of the static plugin
- * (static/error-span.ts). The Logs API (`@opentelemetry/api-logs`) is an optional peer: its types are
- * spelled here, and it is loaded only when a logger is asked for.
+ * (static/error-span.ts). The Logs API (in `@opentelemetry/api` from 1.10, `@opentelemetry/api-logs`
+ * before) is an optional peer: its types are spelled here, and it is loaded only when a logger is asked for.
  */
 
-/** The part of an OpenTelemetry Logs API `LoggerProvider` (`@opentelemetry/api-logs`) tracewire uses. */
+/** The part of an OpenTelemetry Logs API `LoggerProvider` tracewire uses. */
 export interface EventLoggerProvider {
     getLogger(name: string, version?: string): EventLogger;
 }
 
 /**
- * The part of a Logs API `Logger` used, spelled here so that the declarations type-check where the
- * optional `@opentelemetry/api-logs` is not installed.
+ * The part of a Logs API `Logger` used, spelled here so that the declarations type-check where no
+ * Logs API is installed.
  */
 export interface EventLogger {
     emit(record: EventRecord): void;
@@ -64,20 +64,29 @@ export const SERVER_REQUEST_EXCEPTION: EventKind = {
     severityText: 'ERROR'
 };
 
-type LogsApi = { logs: { getLoggerProvider(): EventLoggerProvider } };
+type LogsApi = { logs?: { getLoggerProvider(): EventLoggerProvider } };
 
 /**
- * The global LoggerProvider of `@opentelemetry/api-logs`, when it is installed (a proxy: an SDK
- * registered later is still picked up); undefined when it cannot be loaded.
+ * The global LoggerProvider of the OpenTelemetry Logs API the application has (a proxy: an SDK
+ * registered later is still picked up); undefined when it has none. The Logs API is part of
+ * `@opentelemetry/api` from 1.10, the API of the SDK 3 line, whose NodeSDK registers its provider
+ * there; before, it was the separate `@opentelemetry/api-logs`, where the SDK 2 line registers it.
  */
 export function globalLoggerProvider(
     load: (name: string) => unknown = requirePackage
 ): EventLoggerProvider | undefined {
-    try {
-        return (load('@opentelemetry/api-logs') as LogsApi).logs.getLoggerProvider();
-    } catch {
-        return undefined;
+    for (const name of ['@opentelemetry/api', '@opentelemetry/api-logs']) {
+        try {
+            const { logs } = load(name) as LogsApi;
+            if (logs !== undefined) {
+                return logs.getLoggerProvider();
+            }
+        } catch {
+            // Not installed: the next one, or none.
+        }
     }
+
+    return undefined;
 }
 
 /**

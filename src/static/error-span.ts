@@ -29,7 +29,7 @@ export function recordHttpError(span: SpanLike, err: unknown): boolean {
 
 /** What the error span tells beyond the attributes: where a 5xx's exception goes. */
 export interface ErrorSpanEvents {
-    /** The logger of the global LoggerProvider, when `@opentelemetry/api-logs` is installed. */
+    /** The logger of the Logs API's global LoggerProvider, when a Logs API is installed. */
     readonly logger: EventLogger | undefined;
     /** Also the `exception` event on the span (`plugins.static.spanEvents`). */
     readonly onSpans: boolean;

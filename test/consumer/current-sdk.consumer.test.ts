@@ -49,7 +49,9 @@ describe('on the current SDK line', () => {
             'CLIENT GET /files/{path*}',
             'SERVER GET /files/{path*}',
             'http.client.request.duration (s)',
-            'http.server.request.duration (s)'
+            'http.server.request.duration (s)',
+            // The log-based events, through the Logs API of @opentelemetry/api 1.10 (no api-logs on this line).
+            'log ERROR http.server.request.exception'
         ]) {
             expect(stdout).toContain(expected);
         }

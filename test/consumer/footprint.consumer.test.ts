@@ -57,14 +57,20 @@ describe('install footprint (README, "Install footprint")', () => {
     ];
 
     // The opt-in transports and stores (README "HTTP/2", "Cache stores"), beyond what the three do, are
-    // measured apart as the proxy support is: the HTTP/2 transport and RedisCacheStore, with their declarations;
-    // and `tracewire/testing`, the mock origin a test suite imports and a service never loads (docs/testing.md).
-    const optIn = (packageDir: string) =>
-        bytesUnder(join(packageDir, 'dist', 'src', 'client', 'wire', 'http2')) +
-        bytesUnder(join(packageDir, 'dist', 'src', 'client', 'cache', 'stores', 'redis')) +
-        bytesUnder(join(packageDir, 'dist', 'src', 'testing'));
+    // measured apart as the proxy support is: the HTTP/2 transport, RedisCacheStore and SqliteCacheStore, with
+    // their declarations; and `tracewire/testing`, the mock origin a test suite imports and a service never
+    // loads (docs/testing.md).
+    const optIn = (packageDir: string) => {
+        const stores = join(packageDir, 'dist', 'src', 'client', 'cache', 'stores');
+        return (
+            bytesUnder(join(packageDir, 'dist', 'src', 'client', 'wire', 'http2')) +
+            bytesUnder(join(stores, 'redis')) +
+            bytesUnder(stores, /^(sqlite-store|node-sqlite)\./) +
+            bytesUnder(join(packageDir, 'dist', 'src', 'testing'))
+        );
+    };
 
-    it('`npm i tracewire` installs no OpenTelemetry package; without its proxy support, HTTP/2 transport and Redis store it weighs within 10% of @hapi/wreck + boom + inert', () => {
+    it('`npm i tracewire` installs no OpenTelemetry package; without its proxy support and opt-in parts it weighs at most 1.25x @hapi/wreck + boom + inert', () => {
         const alone = footprint(scratchProject('tracewire-alone'));
         const withApi = footprint(scratchProject('tracewire-otel'));
         const hapi = footprint(scratchProject('hapi-trio', { withTracewire: false }));
@@ -79,7 +85,7 @@ describe('install footprint (README, "Install footprint")', () => {
             `tracewire alone: ${alone.packages.length} packages, ${mib(alone.bytes)}; ` +
                 `with @opentelemetry/api: ${withApi.packages.length}, ${mib(withApi.bytes)}; ` +
                 `@hapi/wreck + boom + inert: ${hapi.packages.length}, ${mib(hapi.bytes)}; proxy support: ${mib(proxies)}; ` +
-                `HTTP/2, the Redis store and tracewire/testing: ${mib(transports)}`
+                `HTTP/2, the Redis and SQLite stores and tracewire/testing: ${mib(transports)}`
         );
         expect(alone.packages.filter((name) => name.startsWith('@opentelemetry/'))).toEqual([]);
         expect(transports).toBeGreaterThan(0);

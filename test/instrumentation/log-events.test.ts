@@ -243,16 +243,32 @@ describe('where the records go', () => {
         expect(asked).toContain(EVENT_HTTP_CLIENT_REQUEST_EXCEPTION);
         expect(emitted).toEqual([]);
 
-        // With no provider registered, the global one of @opentelemetry/api-logs is that logger.
+        // With no provider registered, the global one of the Logs API (@opentelemetry/api-logs here) is that logger.
         const global = globalLoggerProvider()!.getLogger('tracewire/instrumentation');
         expect(global.enabled?.({ eventName: EVENT_HTTP_CLIENT_REQUEST_EXCEPTION })).toBe(false);
     });
 
-    it('no logger where @opentelemetry/api-logs cannot be loaded', () => {
+    it('no logger where no Logs API can be loaded', () => {
         const missing = (name: string) => {
             throw Object.assign(new Error(`Cannot find module '${name}'`), { code: 'MODULE_NOT_FOUND' });
         };
         expect(globalLoggerProvider(missing)).toBeUndefined();
+        // @opentelemetry/api before 1.10 has no `logs`: without @opentelemetry/api-logs, no logger either.
+        expect(globalLoggerProvider((name) => (name === '@opentelemetry/api' ? {} : missing(name)))).toBeUndefined();
+    });
+
+    // The SDK 3 line's NodeSDK registers its LoggerProvider on `logs` of @opentelemetry/api 1.10, and
+    // has no @opentelemetry/api-logs (test/consumer/current-sdk.consumer.test.ts runs it for real).
+    it("the global LoggerProvider is @opentelemetry/api's own where the API has one (1.10 and later)", () => {
+        const inApi: EventLoggerProvider = { getLogger: () => ({ emit: () => {} }) };
+        const inApiLogs: EventLoggerProvider = { getLogger: () => ({ emit: () => {} }) };
+        const modules: Record<string, unknown> = {
+            '@opentelemetry/api': { logs: { getLoggerProvider: () => inApi } },
+            '@opentelemetry/api-logs': { logs: { getLoggerProvider: () => inApiLogs } }
+        };
+        expect(globalLoggerProvider((name) => modules[name])).toBe(inApi);
+        modules['@opentelemetry/api'] = {};
+        expect(globalLoggerProvider((name) => modules[name])).toBe(inApiLogs);
     });
 
     // The built package (`npm test` builds first), in a process where the optional peer cannot be resolved.
