@@ -1,5 +1,5 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { context, type Link, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
+import { context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import { afterErrorRead, openHttp2Sessions, type ResponseDetails, timingsToMonotonic } from '../src/client/index.js';
 import { ATTR_PROBLEM_TYPE, receivedProblemType } from '../src/errors/span-attributes.js';
 import { type CapturedHeaders, capturedHeaders } from './attributes.js';
@@ -17,6 +17,7 @@ import {
 import type { ClientInstrumentationConfig, HopOptions, HopUri, InstrumentableClient } from './config.js';
 import { ConnectionMetrics } from './connection-metrics.js';
 import { OpenConnections } from './connection-pool.js';
+import { injectHopContext } from './injection.js';
 import { HopEvents } from './log-events.js';
 import { endMeasured } from './measured.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
@@ -266,7 +267,7 @@ export class ClientHandlers {
 
         // Injected after the hook, so a hook cannot tamper with the context the server receives.
         if (uri.headers !== undefined && uri.headers !== null) {
-            propagation.inject(trace.setSpan(parent, span), uri.headers);
+            injectHopContext(parent, span, uri.headers);
         }
     }
 

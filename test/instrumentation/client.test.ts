@@ -1,7 +1,16 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { context, DiagLogLevel, diag, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+    context,
+    createContextKey,
+    DiagLogLevel,
+    diag,
+    ROOT_CONTEXT,
+    SpanKind,
+    SpanStatusCode,
+    trace
+} from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import {
     ATTR_ERROR_TYPE,
@@ -19,6 +28,7 @@ import { ATTR_URL_TEMPLATE as INCUBATING_URL_TEMPLATE } from '@opentelemetry/sem
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ATTR_URL_TEMPLATE } from '../../instrumentation/attributes.js';
 import { type ClientInstrumentation, instrumentClient, PHASE_EVENTS } from '../../instrumentation/index.js';
+import { SpanOverParent } from '../../instrumentation/injection.js';
 import { client } from '../../src/client/index.js';
 import { type HttpError, toSpanAttributes } from '../../src/errors/index.js';
 import { refusedUrl } from '../client/helpers.js';
@@ -319,6 +329,20 @@ describe('client spans: context propagation', () => {
         expect(res.statusCode).toBe(200);
         expect(received[0]?.traceparent).toBeUndefined();
         expect(otel.spans()).toHaveLength(0);
+    });
+
+    it("the context injected is the caller's with the hop's span, read without a copy and derived as a real one", () => {
+        const span = otel.tracerProvider.getTracer('test').startSpan('hop');
+        const key = createContextKey('a value of the caller');
+        const injected = new SpanOverParent(ROOT_CONTEXT.setValue(key, 'kept'), span);
+        expect(trace.getSpan(injected)).toBe(span);
+        expect(injected.getValue(key)).toBe('kept');
+        const other = createContextKey('another');
+        const derived = injected.setValue(other, 1);
+        expect([trace.getSpan(derived), derived.getValue(key), derived.getValue(other)]).toEqual([span, 'kept', 1]);
+        expect(trace.getSpan(injected.deleteValue(key))).toBe(span);
+        expect(injected.deleteValue(key).getValue(key)).toBeUndefined();
+        span.end();
     });
 
     it('clients derived with defaults() share the instrumentation', async () => {
