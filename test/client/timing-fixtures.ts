@@ -31,6 +31,20 @@ export function slowLookup(delay: number): LookupFunction & { calls: number; ans
     return lookup;
 }
 
+/** A lookup that answers 127.0.0.1 before it returns, as a resolver answering from its cache can. */
+export function immediateLookup(): LookupFunction & { calls: number } {
+    const lookup = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+        lookup.calls++;
+        if (options.all) {
+            callback(null, [{ address: '127.0.0.1', family: 4 }]);
+        } else {
+            callback(null, '127.0.0.1', 4);
+        }
+    }) as unknown as LookupFunction & { calls: number };
+    lookup.calls = 0;
+    return lookup;
+}
+
 export function wait(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -2,6 +2,7 @@ import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { net } from '../../common/node-modules.js';
 import type { Agents, EffectiveOptions } from '../contract/types.js';
+import { answeringLater } from './deferred-lookup.js';
 import type { Destination } from './destination.js';
 
 /**
@@ -122,7 +123,8 @@ export function requestTlsKey(options: EffectiveOptions): string {
  */
 export function putResolution(options: EffectiveOptions, into: Record<string, unknown>): void {
     if (options.lookup !== undefined) {
-        into.lookup = options.lookup;
+        // Its answer must come after the hop follows the connection (deferred-lookup.ts).
+        into.lookup = answeringLater(options.lookup);
     }
 
     if (options.family !== undefined) {

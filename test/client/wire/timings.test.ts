@@ -17,7 +17,7 @@ import { monotonicAt, timestamp } from '../../../src/client/wire/timings-clock.j
 import type { HttpError } from '../../../src/errors/index.js';
 import { refusedUrl, selfSignedCertificate, startHttp, startUnix, type TestServer } from '../helpers.js';
 import { startProxy, type TestProxy } from '../test-proxy.js';
-import { slowLookup, wait } from '../timing-fixtures.js';
+import { immediateLookup, slowLookup, wait } from '../timing-fixtures.js';
 
 // The delays injected, and how far a measure may be from them on a loaded 2-core machine: shorter
 // only by the lag of an event that marks the phase's start (Node announces a socket or the end of an
@@ -175,6 +175,21 @@ describe('Timings: each phase measures the delay injected into it', () => {
         expect(timings.lookup! - timings.socket!).toBe(timings.phases.dns);
         expect(timings.phases.tcp).toBeGreaterThanOrEqual(0);
         expect(timings.secureConnect).toBeUndefined();
+        expect(phasesOf(timings)).toEqual(['wait', 'dns', 'tcp', 'request', 'firstByte', 'download', 'total']);
+        destroyAgents(agents);
+    });
+
+    // Such an answer comes inside net.connect(), before the request hears of its socket: it is handed on at
+    // the next turn, so the hop sees it (without that, no lookup moment, no dns phase, and the lookup bound
+    // left running through the connect).
+    it('dns: a lookup that answers before it returns (a resolver answering from its cache) is timed too', async () => {
+        const agents = ownAgents();
+        const lookup = immediateLookup();
+        const { res } = await client.defaults({ agents }).get(`http://localhost:${server.port}/`, { lookup });
+        const timings = res.timings;
+        expect(lookup.calls).toBe(1);
+        expect(timings.lookup).toBeGreaterThanOrEqual(timings.socket!);
+        expect(timings.connect).toBeGreaterThanOrEqual(timings.lookup!);
         expect(phasesOf(timings)).toEqual(['wait', 'dns', 'tcp', 'request', 'firstByte', 'download', 'total']);
         destroyAgents(agents);
     });

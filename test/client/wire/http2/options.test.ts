@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client, type Timings } from '../../../../src/client/index.js';
 import { isHttpError } from '../../../../src/errors/index.js';
 import { selfSignedCertificate } from '../../helpers.js';
+import { immediateLookup } from '../../timing-fixtures.js';
 import { startRawHttp2 } from './raw-server.js';
 import { clientSessions, expectReleased, timersBefore } from './released.js';
 import { type Http2TestServer, startHttp2 } from './servers.js';
@@ -128,6 +129,19 @@ describe('HTTP/2 options: what the settings do', () => {
         expect(names).toEqual(['tracewire.test']);
         const timings = (res as typeof res & { timings: Timings }).timings;
         expect(timings.lookup).toBeDefined();
+        expect(timings.phases.dns).toBeGreaterThanOrEqual(0);
+        await expectReleased(api, [server], timers);
+    });
+
+    it('times a lookup that answers before it returns (a resolver answering from its cache)', async () => {
+        server = await startHttp2((_req, res) => res.end('ok'));
+        const lookup = immediateLookup();
+        const api = new Client().defaults({ http2: { idleTimeout: 100 }, rejectUnauthorized: false });
+        const { res } = await api.get(`https://tracewire.test:${server.port}/`, { lookup });
+        expect(res.httpVersion).toBe('2.0');
+        expect(lookup.calls).toBe(1);
+        const timings = (res as typeof res & { timings: Timings }).timings;
+        expect(timings.lookup).toBeGreaterThanOrEqual(timings.socket!);
         expect(timings.phases.dns).toBeGreaterThanOrEqual(0);
         await expectReleased(api, [server], timers);
     });
