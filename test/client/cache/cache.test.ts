@@ -802,6 +802,20 @@ describe('Cache: a failing store', () => {
             expect(Date.now() - started).toBeLessThan(5000);
         }
     });
+
+    it('a MemoryCacheStore goes unbounded (it answers at once) only while its lookup and write are its own', async () => {
+        // A method replaced on the instance is the store's no longer: it gets the bound of any other store.
+        const store = new MemoryCacheStore();
+        store.get = () => new Promise(() => {});
+        store.set = () => new Promise(() => {});
+        const client = new Client().defaults({ mock, cache: { store, storeTimeout: 50 } });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'network'));
+        const started = Date.now();
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('network');
+        expect(res.headers['cache-status']).toMatch(/detail=store-timeout/);
+        expect(Date.now() - started).toBeLessThan(5000);
+    });
 });
 
 describe('Cache: the event pipeline', () => {

@@ -398,3 +398,26 @@ describe('RedisCacheStore', () => {
         });
     });
 });
+
+describe('RedisCacheStore lookups read back what they decoded before', () => {
+    it('a lookup that reads the same bytes again gets the same entry; one written anew, by any instance, is decoded anew', async () => {
+        const client = await connect();
+        const prefix = freshPrefix();
+        const store = new RedisCacheStore({ client, keyPrefix: prefix });
+        const other = new RedisCacheStore({ client: await connect(), keyPrefix: prefix });
+        stores.push(store, other);
+        const key = 'http://example.test/decoded';
+        await store.set(key, cachedResponse({ body: Buffer.from('first') }));
+        const [first] = await store.get(key);
+        const [again] = await store.get(key);
+        // The cache's rules keep what they work out per entry object: the same object is read once.
+        expect(again).toBe(first);
+        expect(again!.body.toString()).toBe('first');
+
+        await other.set(key, cachedResponse({ body: Buffer.from('second') }));
+        const [rewritten] = await store.get(key);
+        expect(rewritten).not.toBe(first);
+        expect(rewritten!.body.toString()).toBe('second');
+        expect(first!.body.toString()).toBe('first');
+    });
+});

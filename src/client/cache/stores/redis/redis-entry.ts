@@ -86,3 +86,55 @@ export function decodeEntry(value: Buffer, key: string): CachedResponse | undefi
         deleteAt
     };
 }
+
+/**
+ * The entries decoded from the values a store read, by cache key and variant field: a lookup that reads
+ * the very bytes decoded last time gets the same entry object back, not a new one. A new object was
+ * parsed from JSON, copied and then read again by the cache's rules (its date, its directives, the
+ * fields it answers with: worked out once per entry object), most of what a hit cost on top of the
+ * round trip. The bytes are compared whole, so a value written anew (by any instance) is decoded anew.
+ * Bounded in count and in the bytes it holds; values larger than a sixteenth of that are not kept.
+ */
+export class DecodedEntries {
+    readonly #held = new Map<string, { value: Buffer; entry: CachedResponse }>();
+    #bytes = 0;
+
+    constructor(
+        readonly maxCount = 1000,
+        readonly maxBytes = 4 * 1024 * 1024
+    ) {}
+
+    /** The entry in `value`, the field `field` of the hash of `key`; undefined when it is not one (decodeEntry). */
+    entryOf(key: string, field: string, value: Buffer): CachedResponse | undefined {
+        const id = `${field}\n${key}`;
+        const known = this.#held.get(id);
+        if (known?.value.equals(value)) {
+            return known.entry;
+        }
+
+        const entry = decodeEntry(value, key);
+        this.#forget(id, known);
+        if (entry !== undefined && value.length <= this.maxBytes / 16) {
+            // A copy: the reply's buffer may be a slice of a larger read.
+            const kept = { value: Buffer.from(value), entry };
+            this.#held.set(id, kept);
+            this.#bytes += kept.value.length;
+            for (const [oldest, held] of this.#held) {
+                if (this.#held.size <= this.maxCount && this.#bytes <= this.maxBytes) {
+                    break;
+                }
+
+                this.#forget(oldest, held);
+            }
+        }
+
+        return entry;
+    }
+
+    #forget(id: string, held: { value: Buffer } | undefined): void {
+        if (held !== undefined) {
+            this.#held.delete(id);
+            this.#bytes -= held.value.length;
+        }
+    }
+}
