@@ -68,5 +68,6 @@ function isNodeAgent(agent: NodeRequestOptions['agent']): boolean {
     }
 
     const make = agent.constructor;
-    return make === http.Agent || make === https.Agent;
+    // An agent of another make than http.Agent may be an https.Agent: `node:https` is loaded then (its caller made it).
+    return make === http.Agent || make === https().Agent;
 }
