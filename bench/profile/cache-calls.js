@@ -68,7 +68,9 @@ async function undiciCall() {
     const dispatcher =
         row === 'undici8-uncached'
             ? new undici.Agent()
-            : new undici.Agent().compose(undici.interceptors.cache({ store: new undici.cacheStores.MemoryCacheStore() }));
+            : new undici.Agent().compose(
+                  undici.interceptors.cache({ store: new undici.cacheStores.MemoryCacheStore() })
+              );
     cleanups.unshift(() => dispatcher.close());
     const path = row === 'undici8-uncached' ? '/small' : row === 'undici8-hit' ? '/cached' : '/revalidated';
     return async () => Buffer.from(await (await undici.request(base + path, { dispatcher })).body.arrayBuffer());
@@ -87,7 +89,9 @@ if (mode === 'callgrind') {
     callgrind('-d');
 }
 
-console.log(`${row}${build === '' ? '' : ` (${build})`}: ${rate.toFixed(0)} calls/s, ${cpuPerOperation.toFixed(1)} µs CPU per call`);
+console.log(
+    `${row}${build === '' ? '' : ` (${build})`}: ${rate.toFixed(0)} calls/s, ${cpuPerOperation.toFixed(1)} µs CPU per call`
+);
 for (const cleanup of cleanups) {
     await cleanup();
 }
