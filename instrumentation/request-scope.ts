@@ -65,7 +65,7 @@ export function createRequestUntraced(uri: object): void {
  * time, before or after this one, is seen by the next hop.
  */
 export function requestsAreWrapped(): boolean {
-    return isWrapped(http.request) || isWrapped(https().request);
+    return isWrapped(http.request) || isWrapped(https.request);
 }
 
 function isWrapped(fn: unknown): boolean {

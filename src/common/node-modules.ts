@@ -10,30 +10,10 @@
  * `node:tls`'s namespace is another 0.2 MB (README, "Import footprint").
  */
 export const http = process.getBuiltinModule('node:http');
+export const https = process.getBuiltinModule('node:https');
 export const net = process.getBuiltinModule('node:net');
-
+export const tls = process.getBuiltinModule('node:tls');
 export const zlib = process.getBuiltinModule('node:zlib');
-
-/*
- * Loaded with their first use, not with the package: `node:https` and `node:tls` bring `node:crypto`,
- * 0.55 MB of heap together, and a process that only speaks plain HTTP needs none of them. Every full
- * garbage collection walks that heap: a client downloading large bodies runs one every few dozen
- * requests (docs/performance.md).
- */
-let httpsModule: typeof import('node:https') | undefined;
-let tlsModule: typeof import('node:tls') | undefined;
-
-/** `node:https`, the module object (loaded with the first call). */
-export function https(): typeof import('node:https') {
-    httpsModule ??= process.getBuiltinModule('node:https');
-    return httpsModule;
-}
-
-/** `node:tls`, the module object (loaded with the first call). */
-export function tls(): typeof import('node:tls') {
-    tlsModule ??= process.getBuiltinModule('node:tls');
-    return tlsModule;
-}
 
 /**
  * `require()` from the package, for what loads on first use rather than with the package: the proxy

@@ -11,8 +11,8 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
  * static plugin's handlers, eventemitter3 and the cache layer load when first used
  * (src/client/wire/proxy-packages.ts, src/static/plugin.ts, src/client/pipeline/emitter.ts, src/client/cache/load-layer.ts,
  * src/client/wire/load-http2.ts),
- * not with the package (and tracewire/testing, an entry of its own, never unless imported), and Node's built-ins are taken without their ES namespaces,
- * `node:https` and `node:tls` (with `node:crypto`) only with the first HTTPS pool or hop (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
+ * not with the package (and tracewire/testing, an entry of its own, never unless imported), and Node's built-ins are taken without their ES namespaces
+ * (src/common/node-modules.ts). Runs the built package (`npm test` builds first) in a process of its own,
  * which records every module it loads through a module hook (`module.registerHooks`, Node 22.15+:
  * every supported line; Node 20 has no synchronous hooks).
  */
@@ -42,11 +42,6 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 const direct = await client.get(origin + '/');
                 const emitterModules = () => loaded.filter((url) => url.includes('/node_modules/eventemitter3/')).length;
                 seen.direct = { payload: direct.payload.toString(), proxy: proxyModules(), static: staticModules(), emitter: emitterModules() };
-                // node:https and node:tls (with node:crypto) load with the first HTTPS hop or pool, not for plain HTTP.
-                const tlsLoaded = () => ['NativeModule https', 'NativeModule tls', 'NativeModule crypto'].filter((name) => process.moduleLoadList.includes(name));
-                seen.tls = { plain: tlsLoaded() };
-                seen.tls.pool = client.agents.https.constructor.name;
-                seen.tls.afterPool = tlsLoaded().length;
                 client.defaults({ events: true });
                 seen.events = { emitter: emitterModules() > 0 };
                 // Node's bundled undici loads when node:http's ES namespace is built (an ES import of it).
@@ -106,7 +101,6 @@ describe.runIf(typeof (nodeModule as { registerHooks?: unknown }).registerHooks 
                 cached: { payload: 'direct', miss: true, layer: 1 },
                 events: { emitter: true },
                 undici: false,
-                tls: { plain: [], pool: 'Agent', afterPool: 3 },
                 proxied: { payload: 'proxied', proxy: true },
                 http2: { before: 0, after: true, payload: 'h2', version: '2.0' },
                 registered: { static: true, handlers: ['directory', 'file'] },

@@ -1,28 +1,16 @@
-import type { Agent as HttpsAgent } from 'node:https';
 import { http, https } from '../../../common/node-modules.js';
 import type { Agents } from '../../contract/types.js';
 
-/**
- * Fresh pools (README, "Agents"): no socket cap, and keep-alive so sequential requests reuse connections.
- * The two HTTPS pools are made when first read: making one loads `node:https` (node-modules.ts).
- */
+/** Fresh pools (README, "Agents"): no socket cap, and keep-alive so sequential requests reuse connections. */
 export function createAgents(): Agents {
-    let secure: HttpsAgent | undefined;
-    let unauthorized: HttpsAgent | undefined;
     return {
         http: new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
-        get https(): HttpsAgent {
-            secure ??= new (https().Agent)({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-            return secure;
-        },
-        get httpsAllowUnauthorized(): HttpsAgent {
-            unauthorized ??= new (https().Agent)({
-                keepAlive: true,
-                maxSockets: Number.POSITIVE_INFINITY,
-                rejectUnauthorized: false
-            });
-            return unauthorized;
-        }
+        https: new https.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }),
+        httpsAllowUnauthorized: new https.Agent({
+            keepAlive: true,
+            maxSockets: Number.POSITIVE_INFINITY,
+            rejectUnauthorized: false
+        })
     };
 }
 
@@ -38,7 +26,7 @@ export function assertAgents(agents: unknown): asserts agents is Agents {
     }
 
     for (const key of ['https', 'httpsAllowUnauthorized'] as const) {
-        if (!(candidate[key] instanceof https().Agent)) {
+        if (!(candidate[key] instanceof https.Agent)) {
             throw new TypeError(`Option agents.${key} must be an https.Agent`);
         }
     }

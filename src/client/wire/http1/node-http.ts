@@ -25,8 +25,8 @@ type ScopedUri = { [requestScopeKey]?: RequestScope | undefined };
 export function createNodeRequest(isHttps: boolean, options: RequestOptions, uri: object | undefined): ClientRequest {
     const scope = (uri as ScopedUri | undefined)?.[requestScopeKey];
     if (scope === undefined) {
-        return isHttps ? https().request(options) : http.request(options);
+        return isHttps ? https.request(options) : http.request(options);
     }
 
-    return scope(() => (isHttps ? https().request(options) : http.request(options)));
+    return scope(() => (isHttps ? https.request(options) : http.request(options)));
 }

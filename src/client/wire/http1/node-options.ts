@@ -68,6 +68,5 @@ function isNodeAgent(agent: NodeRequestOptions['agent']): boolean {
     }
 
     const make = agent.constructor;
-    // An agent of another make than http.Agent may be an https.Agent: `node:https` is loaded then (its caller made it).
-    return make === http.Agent || make === https().Agent;
+    return make === http.Agent || make === https.Agent;
 }

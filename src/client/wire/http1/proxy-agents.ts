@@ -54,7 +54,7 @@ function carryOriginTls(nodeOptions: NodeRequestOptions, destination: Destinatio
         // Only here, where the check matters: since Node 22 a per-request checkServerIdentity keeps the
         // connection out of the pool.
         const check =
-            (options.checkServerIdentity as typeof checkServerIdentity | undefined) ?? tls().checkServerIdentity;
+            (options.checkServerIdentity as typeof checkServerIdentity | undefined) ?? tls.checkServerIdentity;
         options.checkServerIdentity = (_name: string, certificate: PeerCertificate) => check(host, certificate);
     }
 }
@@ -129,12 +129,12 @@ export function watchProxy(req: ClientRequest, route: ProxyRoute): void {
         // A tunnel's socket comes once CONNECT succeeded, a kept-alive one was connected before. A new
         // connection to the proxy is only made once it is established, TLS handshake included for an
         // https:// proxy: an untrusted proxy certificate is the proxy's failure, not the origin's.
-        if (route.tunnel || req.reusedSocket || (!socket.connecting && !(socket instanceof tls().TLSSocket))) {
+        if (route.tunnel || req.reusedSocket || (!socket.connecting && !(socket instanceof tls.TLSSocket))) {
             route.connected = true;
             return;
         }
 
-        socket.once(socket instanceof tls().TLSSocket ? 'secureConnect' : 'connect', () => {
+        socket.once(socket instanceof tls.TLSSocket ? 'secureConnect' : 'connect', () => {
             route.connected = true;
         });
     });

@@ -52,7 +52,7 @@ function connectDirectly(target: ConnectionTarget, watcher: ConnectionWatcher): 
             : { path: options.socketPath };
     putResolution(options, where);
     const socket: Socket = target.secure
-        ? tls().connect({ ...tlsSettingsOf(target), ...where, ALPNProtocols: [...target.alpn] } as ConnectionOptions)
+        ? tls.connect({ ...tlsSettingsOf(target), ...where, ALPNProtocols: [...target.alpn] } as ConnectionOptions)
         : net.connect(where as unknown as NetConnectOpts);
     followConnection(socket, options.socketPath === undefined ? destination.hostname : '', watcher);
     return untilReady(socket, target.secure, watcher);
@@ -113,7 +113,7 @@ function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: Con
     }
 
     const proxyIsHttps = route.url.protocol === 'https:';
-    const connect: ClientRequest = (proxyIsHttps ? https() : http).request({
+    const connect: ClientRequest = (proxyIsHttps ? https : http).request({
         host: route.hostname,
         port: route.url.port === '' ? (proxyIsHttps ? 443 : 80) : Number(route.url.port),
         method: 'CONNECT',
@@ -146,7 +146,7 @@ function tunnelThrough(route: ProxyRoute, target: ConnectionTarget, watcher: Con
 
         route.connected = true;
         watcher.moments?.tunnelAssigned();
-        const secured = tls().connect({
+        const secured = tls.connect({
             ...tlsSettingsOf(target),
             socket,
             ALPNProtocols: [...target.alpn]
