@@ -816,6 +816,18 @@ describe('Cache: a failing store', () => {
         expect(res.headers['cache-status']).toMatch(/detail=store-timeout/);
         expect(Date.now() - started).toBeLessThan(5000);
     });
+
+    it('a Proxy of a MemoryCacheStore is a store like any other: its failing calls are caught, never left to reject', async () => {
+        // The methods read through the Proxy run on it, not on the store, and throw: a store error, not a stalled call.
+        const store = new Proxy(new MemoryCacheStore(), {});
+        const client = new Client().defaults({ mock, cache: { store } });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'network'));
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('network');
+        expect(res.headers['cache-status']).toMatch(
+            /^tracewire; fwd=miss; fwd-status=200; ttl=(59|60); detail=store-error$/
+        );
+    });
 });
 
 describe('Cache: the event pipeline', () => {

@@ -1,5 +1,6 @@
 import type { CachedResponse, CacheStore } from '../../contract/cache-store.js';
 import { isCount } from '../../options/values.js';
+import { frozenEntry } from './frozen-entry.js';
 
 /** Bounds of a `MemoryCacheStore`; an absent one keeps its default. */
 export interface MemoryCacheStoreOptions {
@@ -16,7 +17,11 @@ interface Stored {
     readonly bytes: number;
 }
 
-/** What is held for one key: its variants, and the list of their entries a lookup hands out. */
+/**
+ * What is held for one key: its variants, and the list of their entries a lookup hands out. Every
+ * lookup until the next change gets that one list: it and its entries are frozen, so no caller can
+ * change what the next one finds (the cache layer only reads them; a caller of `get` may not).
+ */
 interface Variants {
     readonly items: readonly Stored[];
     readonly entries: readonly CachedResponse[];
@@ -44,6 +49,7 @@ export class MemoryCacheStore implements CacheStore {
             throw new TypeError('MemoryCacheStore options must be an object');
         }
 
+        madeStores.add(this);
         this.#maxSize = bound(options.maxSize, 'maxSize', 100 * 1024 * 1024);
         this.#maxCount = bound(options.maxCount, 'maxCount', 1024);
         this.maxEntrySize = bound(options.maxEntrySize, 'maxEntrySize', 5 * 1024 * 1024);
@@ -92,7 +98,7 @@ export class MemoryCacheStore implements CacheStore {
             return false;
         }
 
-        this.#replace(key, held, [{ entry, bytes }, ...others]);
+        this.#replace(key, held, [{ entry: frozenEntry(entry), bytes }, ...others]);
         this.#evict();
         return true;
     }
@@ -130,7 +136,8 @@ export class MemoryCacheStore implements CacheStore {
         }
 
         this.#entries += next.length;
-        const variants: Variants = { items: next, entries: next.map((item) => item.entry), firstDeleteAt };
+        const entries = Object.freeze(next.map((item) => item.entry));
+        const variants: Variants = { items: next, entries, firstDeleteAt };
         this.#byKey.set(key, variants);
         this.#youngest = key;
         return variants;
@@ -158,6 +165,15 @@ function sameVariant(a: CachedResponse, b: CachedResponse): boolean {
 }
 
 // What an entry costs: its body, its header text and key, and a fixed share for the record itself.
+// The stores this class made, as opposed to objects standing for one (a Proxy of a store, an object
+// made with a store as its prototype), on which the class's own methods would throw.
+const madeStores = new WeakSet<object>();
+
+/** True when `store` is a `MemoryCacheStore` itself (guarded-store.ts: its own calls settle at once). */
+export function isMemoryCacheStore(store: object): boolean {
+    return madeStores.has(store);
+}
+
 function sizeOf(key: string, entry: CachedResponse): number {
     let bytes = entry.body.length + key.length * 2 + 256;
     for (const field of entry.rawHeaders) {
