@@ -9,10 +9,10 @@ const shapes = { a: ['small', 1], b: ['small', 50], c: ['large', 4], d: ['json',
 /** The 64 KiB JSON text case (d) posts. */
 export const jsonBody = JSON.stringify({ pad: 'x'.repeat(64 * 1024 - 10) });
 
-/** Starts the origin and `implementation` (tracewire, node:http or a build's directory) talking to it. */
+/** Starts the origin and `implementation` (tracewire, node:http, undici, undici 8 or a build's directory) talking to it. */
 export async function startClient(implementation) {
     const origin = await startChild('../servers/origin.js');
-    const named = implementation === 'tracewire' || implementation === 'node:http';
+    const named = ['tracewire', 'node:http', 'undici', 'undici 8'].includes(implementation);
     const client = await createImplementation(
         named ? implementation : 'tracewire@baseline',
         origin.port,

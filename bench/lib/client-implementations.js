@@ -12,6 +12,7 @@ export const implementationNames = [
     'node:http',
     '@hapi/wreck',
     'undici',
+    'undici 8',
     'fetch',
     'tracewire',
     'tracewire events',
@@ -35,6 +36,16 @@ export async function createImplementation(name, port, baselineDirectory) {
         }
         case 'undici': {
             const undici = await import('undici');
+            return {
+                get: async (path) => Buffer.from(await (await undici.request(origin + path)).body.arrayBuffer()),
+                postJson: async (path, body) =>
+                    (await undici.request(origin + path, { method: 'POST', body, headers: jsonHeaders })).body.json(),
+                close: () => undici.getGlobalDispatcher().close()
+            };
+        }
+        case 'undici 8': {
+            // undici 8 (the `undici8` alias; Node.js 22.19 or later), for the profile loops (lib/client-case.js).
+            const undici = await import('undici8');
             return {
                 get: async (path) => Buffer.from(await (await undici.request(origin + path)).body.arrayBuffer()),
                 postJson: async (path, body) =>

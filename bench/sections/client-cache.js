@@ -71,7 +71,14 @@ export async function runCacheRows({ port, quick, log }) {
     );
     const targets = [
         ['fresh hit vs an uncached request', ratio('tracewire, fresh hit', 'tracewire, uncached'), 10],
-        ['fresh hit vs undici 8 interceptor hit', ratio('tracewire, fresh hit', 'undici 8 interceptor, fresh hit'), 1]
+        ['fresh hit vs undici 8 interceptor hit', ratio('tracewire, fresh hit', 'undici 8 interceptor, fresh hit'), 1],
+        // A revalidation is one round trip without a body: about an uncached call's cost (docs/performance.md).
+        ['revalidated (304) vs an uncached request', ratio('tracewire, revalidated (304)', 'tracewire, uncached'), 0.8],
+        [
+            'revalidated (304) vs undici 8 interceptor revalidated',
+            ratio('tracewire, revalidated (304)', 'undici 8 interceptor, revalidated (304)'),
+            1.3
+        ]
     ];
     const targetTable = markdownTable(
         ['cache target', 'measured', 'required', 'result'],

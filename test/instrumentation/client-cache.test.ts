@@ -11,6 +11,7 @@ import {
     ATTR_CACHE_STORE_FAILURE,
     ATTR_CACHE_STORE_OPERATION,
     ATTR_TRACEWIRE_CACHE,
+    ATTR_TRACEWIRE_CACHE_STORED,
     instrumentClient,
     METRIC_CACHE_STORE_ERRORS
 } from '../../instrumentation/index.js';
@@ -75,6 +76,12 @@ describe('instrumentation of a cached client', () => {
                 .filter((span) => span.kind === SpanKind.CLIENT)
                 .map((span) => span.attributes[ATTR_TRACEWIRE_CACHE]);
             expect(outcomes).toEqual(['miss', 'hit', 'miss', 'revalidated']);
+            // The revalidation's span reads the 304 the cache completed once the update landed.
+            const stored = otel
+                .spans()
+                .filter((span) => span.kind === SpanKind.CLIENT)
+                .map((span) => span.attributes[ATTR_TRACEWIRE_CACHE_STORED]);
+            expect(stored).toEqual([true, undefined, true, true]);
             const points = await otel.histogram(METRIC_HTTP_CLIENT_REQUEST_DURATION);
             expect(points.map((point) => point.attributes[ATTR_TRACEWIRE_CACHE]).sort()).toEqual([
                 'hit',

@@ -50,7 +50,10 @@ export function writeUpdate(
     return store.set(key, entry).then((write) => {
         written?.(entry);
         const final = afterWrite(answer.member, write);
-        completeCacheStatus(res, answer.member.told, final);
+        if (answer.shown) {
+            completeCacheStatus(res, answer.member.told, final);
+        }
+
         res.resume();
         return final;
     });

@@ -111,7 +111,15 @@ export type WireAnswer =
      * next call without asking the origin (fresh, or stale as RFC 5861 allows). `stores`: the update is
      * written (`member` completed once it has), else `member.told` is final.
      */
-    | { kind: 'updated'; entry: CachedResponse; stores: boolean; reusable: boolean; member: PendingMember }
+    | {
+          kind: 'updated';
+          entry: CachedResponse;
+          stores: boolean;
+          reusable: boolean;
+          member: PendingMember;
+          /** The 304 carries `member` (it has listeners to see it), to be completed with the write. */
+          shown: boolean;
+      }
     /** A 5xx a stale response replaces (stale-if-error). */
     | { kind: 'stale-if-error'; entry: CachedResponse; cacheStatus: string }
     /** A response to store once its body has been read (`reusable` as above; `member` completed once written). */

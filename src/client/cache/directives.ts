@@ -1,3 +1,5 @@
+import { BoundedMemo } from '../../common/bounded-memo.js';
+
 /**
  * The `Cache-Control` directives the cache acts on (RFC 9111 section 5.2), read leniently: a cache
  * must make the best of what servers send, so a bad directive costs that directive, never the field.
@@ -46,7 +48,12 @@ const noDirectives: CacheDirectives = Object.freeze({
     mustUnderstand: false
 });
 
-/** The directives of a `Cache-Control` field (its lines joined); all absent for undefined. */
+/**
+ * The directives of a `Cache-Control` field (its lines joined); all absent for undefined. One object
+ * per field value, kept: a server sends the same few values on every response, and a 304's update or a
+ * stored response read back from a shared store makes a new field list each time, which parsed the
+ * value again (a sixth of a revalidation's instructions).
+ */
 export function parseDirectives(field: string | readonly string[] | undefined): CacheDirectives {
     const text = typeof field === 'string' ? field : field === undefined ? '' : field.join(',');
     if (text === '') {
@@ -54,6 +61,13 @@ export function parseDirectives(field: string | readonly string[] | undefined): 
         return noDirectives;
     }
 
+    return parsedValues.get(text) ?? parsedValues.set(text, parseText(text));
+}
+
+// Bounded: the values come from servers; a flood of distinct ones costs memory once (bounded-memo.ts).
+const parsedValues = new BoundedMemo<string, CacheDirectives>(1000);
+
+function parseText(text: string): CacheDirectives {
     const values = new Map<string, string | true>();
     for (const item of splitList(text)) {
         const equals = item.indexOf('=');
@@ -65,7 +79,7 @@ export function parseDirectives(field: string | readonly string[] | undefined): 
         values.set(name, equals === -1 ? true : unquote(item.slice(equals + 1)));
     }
 
-    return {
+    return Object.freeze({
         maxAge: seconds(values.get('max-age')),
         sMaxage: seconds(values.get('s-maxage')),
         maxStale: values.get('max-stale') === true ? Number.POSITIVE_INFINITY : seconds(values.get('max-stale')),
@@ -81,7 +95,7 @@ export function parseDirectives(field: string | readonly string[] | undefined): 
         onlyIfCached: values.has('only-if-cached'),
         immutable: values.has('immutable'),
         mustUnderstand: values.has('must-understand')
-    };
+    });
 }
 
 /** The members of a comma-separated list, commas inside a quoted string kept. */

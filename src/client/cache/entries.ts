@@ -25,10 +25,9 @@ export function updatedEntry(
 ): { entry: CachedResponse; noStore: boolean } {
     const updated = updatedBy304(entry, res.rawHeaders, requestTime, responseTime);
     const directives = responseDirectives(updated.rawHeaders);
-    return {
-        entry: { ...updated, deleteAt: usefulUntil(updated, directives, shared, responseTime) },
-        noStore: directives.noStore
-    };
+    // Set on the entry just made, not on a copy: what was worked out for it (its age) stays with it.
+    updated.deleteAt = usefulUntil(updated, directives, shared, responseTime);
+    return { entry: updated, noStore: directives.noStore };
 }
 
 /** What is stored of a response to `method` before its body has come: its head, as the origin sent it, without hop-by-hop fields. */

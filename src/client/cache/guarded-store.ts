@@ -2,6 +2,7 @@ import { isHttpError } from '../../errors/index.js';
 import type { CachedResponse, CacheStore } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
 import { type CacheStoreErrorMessage, publishCacheStoreError } from '../pipeline/channels.js';
+import { isMemoryCacheStore, MemoryCacheStore } from './stores/memory-store.js';
 
 // How long a request waits for its store by default: past this the network answers (README "Cache";
 // the `storeTimeout` of the cache option changes it).
@@ -26,24 +27,35 @@ export type StoreWrite = 'stored' | 'declined' | 'timeout' | 'error';
 export class GuardedStore {
     /** The largest body worth copying for this store. */
     readonly entryLimit: number;
+    // The store is a MemoryCacheStore itself (not a Proxy of one, say): its own calls may go unbounded.
+    readonly #inProcess: boolean;
 
     constructor(
         readonly store: CacheStore,
         /** The bound on each call, in ms. */
         readonly timeout: number = storeTimeout
     ) {
+        this.#inProcess = isMemoryCacheStore(store);
         const limit = store.maxEntrySize;
         this.entryLimit = typeof limit === 'number' && limit >= 0 ? limit : defaultEntryLimit;
     }
 
     /** The stored variants for `key`, or none when the store failed or was too slow. */
     get(key: string): Promise<readonly CachedResponse[]> {
+        if (this.#inProcess && this.store.get === inProcessGet) {
+            return this.store.get(key);
+        }
+
         return this.within('get', () => this.store.get(key), []).then((found) => (Array.isArray(found) ? found : []));
     }
 
     /** Writes `entry` for `key` within the bound: how it ended, once it has (never a rejection). */
     set(key: string, entry: CachedResponse): Promise<StoreWrite> {
         const write = () => this.store.set(key, entry).then(writeOutcome);
+        if (this.#inProcess && this.store.set === inProcessSet) {
+            return write();
+        }
+
         return this.bounded<StoreWrite>('set', write, 'error', 'timeout', this.timeout);
     }
 
@@ -119,6 +131,15 @@ export class GuardedStore {
         publishCacheStoreError({ operation, reason, error, store: this.store });
     }
 }
+
+/**
+ * The calls of the client's own `MemoryCacheStore` (checked per call: a method replaced on an instance
+ * is the store's no longer; and only on a store the class made, for on an object standing for one, a
+ * Proxy, its methods throw): they settle in the same turn and never fail, so they need no bound, whose
+ * timer window and race were a seventh of a hit's instructions.
+ */
+const inProcessGet = MemoryCacheStore.prototype.get;
+const inProcessSet = MemoryCacheStore.prototype.set;
 
 // A store's `set` resolves false when it declined the entry (contract/cache-store.ts).
 function writeOutcome(result: unknown): StoreWrite {

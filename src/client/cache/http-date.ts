@@ -1,3 +1,5 @@
+import { BoundedMemo } from '../../common/bounded-memo.js';
+
 const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const time = String.raw`(\d\d):(\d\d):(\d\d)`;
 // RFC 9110 5.6.7: IMF-fixdate, and the two obsolete forms a recipient must still accept.
@@ -18,6 +20,24 @@ export function parseHttpDate(value: string | undefined): number | undefined {
         return undefined;
     }
 
+    // A date read before (every response of a second has the same Date): its value, not the grammar again.
+    const known = parsedDates.get(value);
+    if (known !== undefined) {
+        return known;
+    }
+
+    const parsed = parseDate(value);
+    if (parsed !== undefined) {
+        parsedDates.set(value, parsed);
+    }
+
+    return parsed;
+}
+
+// Bounded: the values come from servers (bounded-memo.ts); only dates that parse are kept.
+const parsedDates = new BoundedMemo<string, number>(1000);
+
+function parseDate(value: string): number | undefined {
     let match = imfFixdate.exec(value);
     if (match !== null) {
         return utc(match[3]!, match[2]!, match[1]!, match[4]!, match[5]!, match[6]!);

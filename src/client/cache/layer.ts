@@ -35,7 +35,7 @@ export class CacheLayer extends SentHops {
         settings: CacheSettings,
         private readonly pipeline: Pipeline | undefined
     ) {
-        super(flow, settings);
+        super(flow, settings, pipeline !== undefined);
     }
 
     /** The flow settled: a fill this call still leads ends without an answer (its waiters go on). */

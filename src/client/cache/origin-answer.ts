@@ -14,14 +14,16 @@ const noDirectives = requestDirectives({});
 /**
  * What the origin's response means for the cache (RFC 9111 3, 4.3.4; RFC 5861 4), decided as its
  * headers arrive, with its Cache-Status added for the listeners to see (without `stored` until the
- * write of what is stored has landed: layer.ts completes it).
+ * write of what is stored has landed: layer.ts completes it). `observed`: the hop's response reaches
+ * listeners (the request has a pipeline).
  */
 export function judgeOriginResponse(
     call: CacheCall,
     hop: AnsweredHop,
     res: HopResponse,
     settings: CacheSettings,
-    flow: { retriesResponse(hop: AnsweredHop, res: HopResponse): boolean }
+    flow: { retriesResponse(hop: AnsweredHop, res: HopResponse): boolean },
+    observed: boolean
 ): WireAnswer {
     const responseTime = Date.now();
     const status = res.statusCode as number;
@@ -35,9 +37,15 @@ export function judgeOriginResponse(
         const ttl = judgement.ttl;
         // `stored` once the update has landed (layer.ts): until then the 304 says nothing of it.
         const status304 = pendingMember({ outcome: call.outcome, forwardStatus: 304, ttl, collapsed });
-        addCacheStatus(res, status304.told);
+        if (observed) {
+            // The 304 itself reaches the listeners only (the caller gets the stored response): without
+            // any, its fields are never read, and adding to them made Node build them (a fifth of the
+            // cache's own work on a revalidation).
+            addCacheStatus(res, status304.told);
+        }
+
         const reusable = judgement.suitability !== 'validate';
-        return { kind: 'updated', entry: updated.entry, stores, reusable, member: status304 };
+        return { kind: 'updated', entry: updated.entry, stores, reusable, member: status304, shown: observed };
     }
 
     if (

@@ -30,7 +30,9 @@ export abstract class SentHops extends FlowHopOwner {
 
     constructor(
         flow: CachedFlow,
-        protected readonly settings: CacheSettings
+        protected readonly settings: CacheSettings,
+        /** The request has a pipeline: listeners see the responses of its hops. */
+        private readonly observed: boolean
     ) {
         super(flow);
         this.store = guardedStoreOf(settings);
@@ -65,7 +67,7 @@ export abstract class SentHops extends FlowHopOwner {
         const call = this.call;
         if (call !== undefined) {
             try {
-                call.answer = judgeOriginResponse(call, hop, res, this.settings, this.flow);
+                call.answer = judgeOriginResponse(call, hop, res, this.settings, this.flow, this.observed);
             } catch {
                 // A response the rules could not read is passed on as it came.
                 call.answer = passOn;

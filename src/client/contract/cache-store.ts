@@ -6,7 +6,8 @@
 export interface CacheStore {
     /**
      * Every stored response (variant) for `key`, newest first; empty when there is none. The cache
-     * picks the variant whose `vary` matches the request.
+     * picks the variant whose `vary` matches the request. The list and its entries may be what the
+     * store holds, shared with every later lookup: read only (docs/cache.md "The `cache` option").
      */
     get(key: string): Promise<readonly CachedResponse[]>;
     /**

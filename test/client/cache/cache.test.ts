@@ -1,3 +1,4 @@
+import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,7 +6,14 @@ import { MemoryCacheStore } from '../../../src/client/cache/stores/memory-store.
 import type { CachedResponse, CacheStore } from '../../../src/client/contract/cache-store.js';
 import type { Timings } from '../../../src/client/contract/timings.js';
 import type { ResponseDetails } from '../../../src/client/contract/types.js';
-import { client } from '../../../src/client/index.js';
+import {
+    type CallMessage,
+    CLIENT_CHANNELS,
+    CLIENT_TRACING_CHANNELS,
+    client,
+    type HopMessage,
+    type ResponseMessage
+} from '../../../src/client/index.js';
 import { Client } from '../../../src/client/surface/client.js';
 import { isHttpError } from '../../../src/errors/index.js';
 import {
@@ -801,6 +809,125 @@ describe('Cache: a failing store', () => {
             expect(String((await client.post(url)).payload)).toBe('network');
             expect(Date.now() - started).toBeLessThan(5000);
         }
+    });
+
+    it('a MemoryCacheStore goes unbounded (it answers at once) only while its lookup and write are its own', async () => {
+        // A method replaced on the instance is the store's no longer: it gets the bound of any other store.
+        const store = new MemoryCacheStore();
+        store.get = () => new Promise(() => {});
+        store.set = () => new Promise(() => {});
+        const client = new Client().defaults({ mock, cache: { store, storeTimeout: 50 } });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'network'));
+        const started = Date.now();
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('network');
+        expect(res.headers['cache-status']).toMatch(/detail=store-timeout/);
+        expect(Date.now() - started).toBeLessThan(5000);
+    });
+
+    it('a Proxy of a MemoryCacheStore is a store like any other: its failing calls are caught, never left to reject', async () => {
+        // The methods read through the Proxy run on it, not on the store, and throw: a store error, not a stalled call.
+        const store = new Proxy(new MemoryCacheStore(), {});
+        const client = new Client().defaults({ mock, cache: { store } });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'network'));
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('network');
+        expect(res.headers['cache-status']).toMatch(
+            /^tracewire; fwd=miss; fwd-status=200; ttl=(59|60); detail=store-error$/
+        );
+    });
+});
+
+describe('Cache: what each observer is told of a revalidation', () => {
+    // The caller gets the stored response the 304 updated; whoever sees the 304 itself (listeners,
+    // channel subscribers, tracers) is told the same outcome on it, whichever of them there are.
+    const told = /^tracewire; fwd=stale; fwd-status=304; stored; ttl=(59|60)$/;
+    const revalidating = () =>
+        serve((request) =>
+            request.headers['if-none-match'] === '"r"'
+                ? { status: 304, headers: { etag: '"r"', 'cache-control': 'max-age=60' } }
+                : { status: 200, headers: { etag: '"r"', 'cache-control': 'max-age=0' }, body: 'stored' }
+        );
+    // The 304's Cache-Status, in its fields and in its raw lines alike.
+    const statusOf = (res: IncomingMessage | undefined) => {
+        const lines = res?.rawHeaders.filter(
+            (_, i, raw) => i % 2 === 1 && raw[i - 1]!.toLowerCase() === 'cache-status'
+        );
+        expect(lines).toStrictEqual([res?.headers['cache-status']]);
+        return res?.headers['cache-status'];
+    };
+
+    it('with no one observing: the caller', async () => {
+        const client = new Client().defaults({ mock, events: true, cache: true });
+        const url = revalidating();
+        await client.get(url);
+        const { res, payload } = await client.get(url);
+        expect(String(payload)).toBe('stored');
+        expect(res.headers['cache-status']).toMatch(told);
+    });
+
+    it('with event listeners: the caller, and the 304 of the response event', async () => {
+        const client = new Client().defaults({ mock, events: true, cache: true });
+        const seen: IncomingMessage[] = [];
+        client.events!.on('response', (_err, details) => seen.push(details.res!));
+        const url = revalidating();
+        await client.get(url);
+        const { res } = await client.get(url);
+        expect(res.headers['cache-status']).toMatch(told);
+        expect(seen.map((hop) => hop.statusCode)).toStrictEqual([200, 304]);
+        expect(statusOf(seen[1])).toMatch(told);
+    });
+
+    it('with a subscriber of tracewire:client:response alone: the caller, and the 304 of its message', async () => {
+        const client = new Client().defaults({ mock, cache: true });
+        const seen: IncomingMessage[] = [];
+        const listener = (message: unknown) => seen.push((message as ResponseMessage).details.res!);
+        const url = revalidating();
+        subscribe(CLIENT_CHANNELS.response, listener);
+        try {
+            await client.get(url);
+            const { res } = await client.get(url);
+            expect(res.headers['cache-status']).toMatch(told);
+        } finally {
+            unsubscribe(CLIENT_CHANNELS.response, listener);
+        }
+
+        expect(seen.map((hop) => hop.statusCode)).toStrictEqual([200, 304]);
+        expect(statusOf(seen[1])).toMatch(told);
+    });
+
+    it("with a tracer on the tracing channels alone: the caller, the call's response and the hop's 304", async () => {
+        const client = new Client().defaults({ mock, cache: true });
+        const calls: CallMessage[] = [];
+        const hops: HopMessage[] = [];
+        const handlers = <T>(into: T[]) => ({
+            start() {},
+            end() {},
+            asyncStart() {},
+            asyncEnd: (message: T) => into.push(message),
+            error() {}
+        });
+        const callHandlers = handlers(calls);
+        const hopHandlers = handlers(hops);
+        const callChannel = tracingChannel<unknown, CallMessage>(CLIENT_TRACING_CHANNELS.call);
+        const hopChannel = tracingChannel<unknown, HopMessage>(CLIENT_TRACING_CHANNELS.hop);
+        callChannel.subscribe(callHandlers);
+        hopChannel.subscribe(hopHandlers);
+        const url = revalidating();
+        try {
+            await client.get(url);
+            const { res } = await client.get(url);
+            expect(res.headers['cache-status']).toMatch(told);
+            expect(calls.at(-1)!.response).toBe(res);
+        } finally {
+            callChannel.unsubscribe(callHandlers);
+            hopChannel.unsubscribe(hopHandlers);
+        }
+
+        const revalidation = hops.at(-1)!;
+        expect(revalidation.fromCache).toBe(false);
+        expect(revalidation.response?.statusCode).toBe(304);
+        expect(statusOf(revalidation.response)).toMatch(told);
     });
 });
 

@@ -38,4 +38,33 @@ describe('MemoryCacheStore', () => {
         expect(store.count).toBe(0);
         expect(store.size).toBe(0);
     });
+
+    it('answers repeated lookups with the one list it holds until a variant expires, and drops only that one then', async () => {
+        const store = new MemoryCacheStore();
+        const key = 'https://example.test/variants';
+        const soon = Date.now() + 300;
+        await store.set(key, cachedResponse({ vary: { 'accept-language': 'de' }, deleteAt: Date.now() + 60_000 }));
+        await store.set(key, cachedResponse({ vary: { 'accept-language': 'fr' }, deleteAt: soon }));
+        const first = await store.get(key);
+        expect(first).toHaveLength(2);
+        // A hit copies nothing: the same list, with the same entries.
+        expect(await store.get(key)).toBe(first);
+        await new Promise((resolve) => setTimeout(resolve, soon - Date.now() + 20));
+        const after = await store.get(key);
+        expect(after.map((entry) => entry.vary)).toStrictEqual([{ 'accept-language': 'de' }]);
+        expect(store.count).toBe(1);
+    });
+
+    it('keeps the least recently used order with repeated lookups of one key', async () => {
+        const store = new MemoryCacheStore({ maxCount: 2 });
+        await store.set('https://example.test/a', cachedResponse());
+        await store.set('https://example.test/b', cachedResponse());
+        await store.get('https://example.test/a');
+        await store.get('https://example.test/a');
+        await store.set('https://example.test/c', cachedResponse());
+        // b was the least recently used: a's lookups moved it after b, once.
+        expect(await store.get('https://example.test/b')).toStrictEqual([]);
+        expect(await store.get('https://example.test/a')).toHaveLength(1);
+        expect(await store.get('https://example.test/c')).toHaveLength(1);
+    });
 });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisStoreFailure } from '../../../src/client/cache/stores/redis/redis-calls.js';
 import type { RedisCacheClient } from '../../../src/client/cache/stores/redis/redis-client.js';
+import { DecodedEntries, encodedHead } from '../../../src/client/cache/stores/redis/redis-entry.js';
 import { RedisCacheStore } from '../../../src/client/cache/stores/redis/redis-store.js';
 import { RedisCacheStore as FromClient } from '../../../src/client/index.js';
 import { Client } from '../../../src/client/surface/client.js';
@@ -396,5 +397,83 @@ describe('RedisCacheStore', () => {
                 expect(after).toBe(504);
             }
         });
+    });
+});
+
+describe('RedisCacheStore lookups read back what they decoded before', () => {
+    it('a lookup that reads the same bytes again gets the same entry; one written anew, by any instance, is decoded anew', async () => {
+        const client = await connect();
+        const prefix = freshPrefix();
+        const store = new RedisCacheStore({ client, keyPrefix: prefix });
+        const other = new RedisCacheStore({ client: await connect(), keyPrefix: prefix });
+        stores.push(store, other);
+        const key = 'http://example.test/decoded';
+        await store.set(key, cachedResponse({ body: Buffer.from('first') }));
+        const [first] = await store.get(key);
+        const [again] = await store.get(key);
+        // The cache's rules keep what they work out per entry object: the same object is read once.
+        expect(again).toBe(first);
+        expect(again!.body.toString()).toBe('first');
+
+        await other.set(key, cachedResponse({ body: Buffer.from('second') }));
+        const [rewritten] = await store.get(key);
+        expect(rewritten).not.toBe(first);
+        expect(rewritten!.body.toString()).toBe('second');
+        expect(first!.body.toString()).toBe('first');
+    });
+
+    it("one caller's change to the entry it got never reaches the next lookup: the entry is frozen, a body written to is decoded anew", async () => {
+        const client = await connect();
+        const store = storeOn(client);
+        const key = 'http://example.test/shared-entry';
+        await store.set(key, cachedResponse({ body: Buffer.from('original') }));
+        const [first] = await store.get(key);
+        expect(Object.isFrozen(first)).toBe(true);
+        expect(Object.isFrozen(first!.rawHeaders)).toBe(true);
+        expect(() => {
+            (first as { statusCode: number }).statusCode = 500;
+        }).toThrow(TypeError);
+        // A body's bytes cannot be frozen: written to, they differ from the value read next, decoded anew.
+        first!.body.write('tampered');
+        const [next] = await store.get(key);
+        expect(next).not.toBe(first);
+        expect(next!.body.toString()).toBe('original');
+        expect(next!.statusCode).toBe(200);
+        const [after] = await store.get(key);
+        expect(after).toBe(next);
+    });
+});
+
+describe('DecodedEntries: the entries a RedisCacheStore reuses are bounded', () => {
+    const key = 'http://example.test/bounded';
+    const stored = (body: Buffer) => {
+        const entry = cachedResponse({ body });
+        return Buffer.concat([encodedHead(key, entry), entry.body]);
+    };
+
+    it('keeps at most 1000 values: past them the oldest is decoded anew', () => {
+        const decoded = new DecodedEntries();
+        const values = Array.from({ length: 1001 }, (_, i) => stored(Buffer.from(`body ${i}`)));
+        const first = values.map((value, i) => decoded.entryOf(key, `b:${i}`, value));
+        expect(decoded.entryOf(key, 'b:1000', values[1000]!)).toBe(first[1000]);
+        expect(decoded.entryOf(key, 'b:1', values[1]!)).toBe(first[1]);
+        expect(decoded.entryOf(key, 'b:0', values[0]!)).not.toBe(first[0]);
+    });
+
+    it('keeps at most 4 MiB: past them the oldest is decoded anew; a value over 256 KiB is never kept', () => {
+        const decoded = new DecodedEntries();
+        // 21 values of 200 KiB: 4.1 MiB with their heads, so the first goes.
+        const values = Array.from({ length: 21 }, (_, i) => stored(Buffer.alloc(200 * 1024, i)));
+        const first = values.map((value, i) => decoded.entryOf(key, `b:${i}`, value));
+        expect(decoded.entryOf(key, 'b:20', values[20]!)).toBe(first[20]);
+        expect(decoded.entryOf(key, 'b:1', values[1]!)).toBe(first[1]);
+        expect(decoded.entryOf(key, 'b:0', values[0]!)).not.toBe(first[0]);
+
+        const large = stored(Buffer.alloc(256 * 1024 + 1, 1));
+        const once = decoded.entryOf(key, 'b:large', large);
+        const twice = decoded.entryOf(key, 'b:large', large);
+        expect(twice).not.toBe(once);
+        expect(twice!.body.equals(once!.body)).toBe(true);
+        expect(Object.isFrozen(twice)).toBe(true);
     });
 });

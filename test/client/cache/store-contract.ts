@@ -110,6 +110,34 @@ export function describeCacheStore(
                 expect(Buffer.isBuffer(stored?.body)).toBe(true);
             });
 
+            it('what a caller does to the entry it stored, or to the list and entries a lookup gave it, changes nothing stored', async () => {
+                const s = await store();
+                const key = 'https://example.test/shared';
+                const entry = cachedResponse({ vary: { accept: 'text/html' } });
+                const expected = { ...entry, rawHeaders: [...entry.rawHeaders], vary: { accept: 'text/html' } };
+                await s.set(key, entry);
+                // The entry stays the caller's own to change.
+                (entry as { statusCode: number }).statusCode = 500;
+                (entry.rawHeaders as string[]).push('X-Later', '1');
+                (entry.vary as Record<string, string>).accept = 'text/plain';
+                // The types say readonly; JavaScript lets a caller try, which a frozen value refuses (strict mode: a throw).
+                const attempt = (change: () => void) => {
+                    try {
+                        change();
+                    } catch {}
+                };
+                const found = await s.get(key);
+                attempt(() => {
+                    (found[0] as { statusCode: number }).statusCode = 404;
+                });
+                attempt(() => (found[0]!.rawHeaders as string[]).push('X-Mine', '1'));
+                attempt(() => {
+                    (found[0]!.vary as Record<string, string>).accept = 'image/png';
+                });
+                attempt(() => (found as CachedResponse[]).pop());
+                expectEntries(await s.get(key), [expected]);
+            });
+
             it('keys are exact: case, query and trailing characters make distinct keys', async () => {
                 const s = await store();
                 const keys = [

@@ -1,5 +1,6 @@
 import type { CachedResponse, CacheStore } from '../../contract/cache-store.js';
 import { isCount } from '../../options/values.js';
+import { frozenEntry } from './frozen-entry.js';
 
 /** Bounds of a `MemoryCacheStore`; an absent one keeps its default. */
 export interface MemoryCacheStoreOptions {
@@ -17,6 +18,18 @@ interface Stored {
 }
 
 /**
+ * What is held for one key: its variants, and the list of their entries a lookup hands out. Every
+ * lookup until the next change gets that one list: it and its entries are frozen, so no caller can
+ * change what the next one finds (the cache layer only reads them; a caller of `get` may not).
+ */
+interface Variants {
+    readonly items: readonly Stored[];
+    readonly entries: readonly CachedResponse[];
+    /** The earliest `deleteAt` of the variants: until then a lookup has nothing to drop. */
+    readonly firstDeleteAt: number;
+}
+
+/**
  * A `CacheStore` in this process's memory (README "Cache"): bounded by total bytes, entries and
  * entry size; the least recently used URL goes first when a bound is reached.
  */
@@ -25,7 +38,9 @@ export class MemoryCacheStore implements CacheStore {
     readonly #maxCount: number;
     readonly maxEntrySize: number;
     // A Map keeps insertion order: a URL is moved to the end when used, so the first is the least recent.
-    readonly #byKey = new Map<string, Stored[]>();
+    readonly #byKey = new Map<string, Variants>();
+    // The key at the end already, which a run of lookups of one URL need not move again.
+    #youngest: string | undefined;
     #bytes = 0;
     #entries = 0;
 
@@ -34,6 +49,7 @@ export class MemoryCacheStore implements CacheStore {
             throw new TypeError('MemoryCacheStore options must be an object');
         }
 
+        madeStores.add(this);
         this.#maxSize = bound(options.maxSize, 'maxSize', 100 * 1024 * 1024);
         this.#maxCount = bound(options.maxCount, 'maxCount', 1024);
         this.maxEntrySize = bound(options.maxEntrySize, 'maxEntrySize', 5 * 1024 * 1024);
@@ -50,68 +66,91 @@ export class MemoryCacheStore implements CacheStore {
     }
 
     async get(key: string): Promise<readonly CachedResponse[]> {
-        const stored = this.#byKey.get(key);
-        if (stored === undefined) {
+        const held = this.#byKey.get(key);
+        if (held === undefined) {
             return [];
         }
 
         const now = Date.now();
-        const alive = stored.filter((item) => item.entry.deleteAt > now);
-        this.#replace(key, stored, alive);
-        return alive.map((item) => item.entry);
+        if (held.firstDeleteAt > now) {
+            // Nothing to drop (the usual hit): the same list as the last lookup, the key moved to the end.
+            if (key !== this.#youngest) {
+                this.#byKey.delete(key);
+                this.#byKey.set(key, held);
+                this.#youngest = key;
+            }
+
+            return held.entries;
+        }
+
+        const alive = held.items.filter((item) => item.entry.deleteAt > now);
+        return this.#replace(key, held, alive)?.entries ?? [];
     }
 
     /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
     async set(key: string, entry: CachedResponse): Promise<boolean> {
         const bytes = sizeOf(key, entry);
-        const stored = this.#byKey.get(key) ?? [];
-        const others = stored.filter((item) => !sameVariant(item.entry, entry));
+        const held = this.#byKey.get(key);
+        const others = held === undefined ? [] : held.items.filter((item) => !sameVariant(item.entry, entry));
         if (bytes > this.maxEntrySize || bytes > this.#maxSize) {
             // Declined; the variant it would have replaced is outdated all the same.
-            this.#replace(key, stored, others);
+            this.#replace(key, held, others);
             return false;
         }
 
-        this.#replace(key, stored, [{ entry, bytes }, ...others]);
+        this.#replace(key, held, [{ entry: frozenEntry(entry), bytes }, ...others]);
         this.#evict();
         return true;
     }
 
     async delete(key: string): Promise<void> {
-        const stored = this.#byKey.get(key);
-        if (stored !== undefined) {
-            this.#replace(key, stored, []);
+        const held = this.#byKey.get(key);
+        if (held !== undefined) {
+            this.#replace(key, held, []);
         }
     }
 
     /** Puts `next` in place of `previous` for `key` (as the most recently used), keeping the totals. */
-    #replace(key: string, previous: readonly Stored[], next: Stored[]): void {
-        for (const item of previous) {
-            this.#bytes -= item.bytes;
+    #replace(key: string, previous: Variants | undefined, next: Stored[]): Variants | undefined {
+        if (previous !== undefined) {
+            for (const item of previous.items) {
+                this.#bytes -= item.bytes;
+            }
+
+            this.#entries -= previous.items.length;
+            this.#byKey.delete(key);
         }
 
-        this.#entries -= previous.length;
-        this.#byKey.delete(key);
         if (next.length === 0) {
-            return;
+            if (this.#youngest === key) {
+                this.#youngest = undefined;
+            }
+
+            return undefined;
         }
 
+        let firstDeleteAt = Number.POSITIVE_INFINITY;
         for (const item of next) {
             this.#bytes += item.bytes;
+            firstDeleteAt = Math.min(firstDeleteAt, item.entry.deleteAt);
         }
 
         this.#entries += next.length;
-        this.#byKey.set(key, next);
+        const entries = Object.freeze(next.map((item) => item.entry));
+        const variants: Variants = { items: next, entries, firstDeleteAt };
+        this.#byKey.set(key, variants);
+        this.#youngest = key;
+        return variants;
     }
 
     /** Drops the least recently used URLs until both bounds hold. */
     #evict(): void {
-        for (const [key, stored] of this.#byKey) {
+        for (const [key, held] of this.#byKey) {
             if (this.#bytes <= this.#maxSize && this.#entries <= this.#maxCount) {
                 return;
             }
 
-            this.#replace(key, stored, []);
+            this.#replace(key, held, []);
         }
     }
 }
@@ -126,6 +165,15 @@ function sameVariant(a: CachedResponse, b: CachedResponse): boolean {
 }
 
 // What an entry costs: its body, its header text and key, and a fixed share for the record itself.
+// The stores this class made, as opposed to objects standing for one (a Proxy of a store, an object
+// made with a store as its prototype), on which the class's own methods would throw.
+const madeStores = new WeakSet<object>();
+
+/** True when `store` is a `MemoryCacheStore` itself (guarded-store.ts: its own calls settle at once). */
+export function isMemoryCacheStore(store: object): boolean {
+    return madeStores.has(store);
+}
+
 function sizeOf(key: string, entry: CachedResponse): number {
     let bytes = entry.body.length + key.length * 2 + 256;
     for (const field of entry.rawHeaders) {

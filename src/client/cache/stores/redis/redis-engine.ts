@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { BoundedMemo } from '../../../../common/bounded-memo.js';
 import type { HttpError } from '../../../../errors/index.js';
 import type { CachedResponse, CacheStore, FillLock, FillLocks, FillWait } from '../../../contract/cache-store.js';
 import { clientFailure } from '../../../contract/errors.js';
 import { publishCacheStoreError } from '../../../pipeline/channels.js';
 import { BoundedCalls, type RedisStoreFailure } from './redis-calls.js';
 import type { RedisCacheClient } from './redis-client.js';
-import { decodeEntry, encodedHead } from './redis-entry.js';
+import { DecodedEntries, encodedHead } from './redis-entry.js';
 import { changeNotice, changesChannel, type ResourceKeys, resourceKeys, variantFields } from './redis-keys.js';
 import { LocalTier } from './redis-local-tier.js';
 import { RedisFillLocks } from './redis-locks.js';
@@ -34,6 +35,9 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
     readonly #locks: RedisFillLocks;
     #notices: ChangeNotices | undefined;
     #closed = false;
+    readonly #resourceKeys = new BoundedMemo<string, ResourceKeys>(1000);
+    // The entries decoded from the values last read, reused while a lookup reads the same bytes again.
+    readonly #decoded = new DecodedEntries();
 
     /** `store` is the store the application holds, named in the failures published. */
     constructor(settings: RedisStoreSettings, store: CacheStore) {
@@ -87,7 +91,7 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
         let entries: readonly CachedResponse[] | undefined;
         try {
             const fields = await this.#calls.run('get', () => this.#client.hgetallBuffer(keys.entries));
-            entries = variantsIn(fields, key, Date.now());
+            entries = variantsIn(fields, key, Date.now(), this.#decoded);
             return entries;
         } finally {
             tier?.read(keys.id, stamp, entries);
@@ -185,8 +189,9 @@ export class RedisStoreEngine implements CacheStore, FillLocks {
         this.#tier?.clear();
     }
 
+    // The keys of a cache key are its SHA-256: worked out once per key, not on every lookup.
     #keys(key: string): ResourceKeys {
-        return resourceKeys(this.keyPrefix, key);
+        return this.#resourceKeys.get(key) ?? this.#resourceKeys.set(key, resourceKeys(this.keyPrefix, key));
     }
 
     // Settles at once: rejected once the store is closed.
@@ -215,14 +220,19 @@ export function closed(): HttpError {
 }
 
 /** The live variants of `key` in the fields of its hash, newest stored first. */
-function variantsIn(fields: Record<string, Buffer>, key: string, now: number): CachedResponse[] {
+function variantsIn(
+    fields: Record<string, Buffer>,
+    key: string,
+    now: number,
+    decoded: DecodedEntries
+): CachedResponse[] {
     const found: { entry: CachedResponse; sequence: number }[] = [];
     for (const field in fields) {
         if (!field.startsWith('b:')) {
             continue;
         }
 
-        const entry = decodeEntry(fields[field]!, key);
+        const entry = decoded.entryOf(key, field, fields[field]!);
         const meta = fields[`m:${field.slice(2)}`]?.toString('latin1') ?? '';
         const sequence = Number.parseInt(meta, 10);
         if (entry !== undefined && entry.deleteAt > now && Number.isSafeInteger(sequence)) {

@@ -1,0 +1,31 @@
+import type { CachedResponse } from '../../contract/cache-store.js';
+
+/**
+ * `entry` as a store holds it: frozen (its object, its field list and its `vary`), so that what a
+ * lookup hands out, shared with every later lookup, cannot be changed by one caller for the next. An
+ * entry frozen so already is kept as it is; any other is copied first, leaving the caller's own
+ * object as it was. The body's bytes cannot be frozen: they are shared, to be read only (docs/cache.md).
+ */
+export function frozenEntry(entry: CachedResponse): CachedResponse {
+    const vary = entry.vary;
+    if (Object.isFrozen(entry) && Object.isFrozen(entry.rawHeaders) && (vary === undefined || Object.isFrozen(vary))) {
+        return entry;
+    }
+
+    const copy: CachedResponse = { ...entry, rawHeaders: [...entry.rawHeaders] };
+    if (vary !== undefined) {
+        copy.vary = { ...vary };
+    }
+
+    return freezeOwnEntry(copy);
+}
+
+/** Freezes in place an entry its caller made and no one else holds yet (a store's decoding of a value). */
+export function freezeOwnEntry(entry: CachedResponse): CachedResponse {
+    Object.freeze(entry.rawHeaders);
+    if (entry.vary !== undefined) {
+        Object.freeze(entry.vary);
+    }
+
+    return Object.freeze(entry);
+}
