@@ -22,7 +22,7 @@ import type { Finisher } from './finisher.js';
 import { redirectMethodFor } from './redirect.js';
 import { RedirectChain, type RedirectingFlow } from './redirects.js';
 import type { Retries, RetryingFlow } from './retries.js';
-import { attemptsOf, withAttempts } from './retry.js';
+import { attemptsOf, discardResponse, withAttempts } from './retry.js';
 import { type ResendingFlow, resendIfStale } from './stale-resend.js';
 import { StreamPayload } from './stream-payload.js';
 
@@ -141,8 +141,10 @@ export abstract class HopLoop implements CachedFlow, DeadlineOwner, RedirectingF
             return;
         }
 
-        // The 3xx body is of no use; destroying it frees the socket rather than draining an unknown length.
-        res.destroy();
+        // The 3xx body is of no use to the caller, but a small one of declared length is read to its end:
+        // its connection then serves the next hop, and a cache storing the 3xx (a 301 with a lifetime)
+        // gets it whole. Any other is destroyed rather than drained.
+        discardResponse(res);
         // The stream payload goes to the next hop, not to this finished one.
         this.stream?.detach();
         this.redirects ??= new RedirectChain(this);

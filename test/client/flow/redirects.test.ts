@@ -316,6 +316,31 @@ describe('2.1 Client request options: redirects', () => {
             expect((res as typeof res & { req: ClientRequest }).req).toBe(req);
         });
 
+        it("a 3xx's small body of declared length is read to its end: its connection serves the next hops", async () => {
+            const sockets = new Set<object>();
+            const keptAlive = await startHttp((req, res) => {
+                sockets.add(req.socket);
+                if (req.url === '/moved') {
+                    res.writeHead(301, { location: '/target', 'content-length': 8 }).end('Moved...');
+                    return;
+                }
+
+                res.end('target');
+            });
+            try {
+                for (let call = 0; call < 4; call++) {
+                    expect(String((await client.get(`${keptAlive.url}/moved`, { redirects: 1 })).payload)).toBe(
+                        'target'
+                    );
+                }
+
+                // Destroyed, each 3xx took its connection with it: a new one for every hop after it.
+                expect(sockets.size).toBeLessThanOrEqual(2);
+            } finally {
+                await keptAlive.close();
+            }
+        });
+
         it('a throwing redirected callback rejects with 500', async () => {
             await expect(
                 api.get(redirectUrl(301), {

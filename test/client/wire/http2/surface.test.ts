@@ -30,6 +30,12 @@ beforeAll(async () => {
         } else if (req.url === '/redirect') {
             res.writeHead(302, { location: '/target' }).end();
             return;
+        } else if (req.url === '/moved') {
+            // A permanent redirect with a lifetime and a small body of declared length, as servers send one.
+            const body = 'Moved to /cached';
+            res.writeHead(301, { location: '/cached', 'cache-control': 'max-age=60', 'content-length': body.length });
+            res.end(body);
+            return;
         }
 
         res.end(`${req.url} ${req.headers['x-late'] ?? ''}`.trim());
@@ -179,6 +185,18 @@ describe('HTTP/2 surface: the cache', () => {
         expect(String(second.payload)).toBe('/cached');
         expect(second.res.headers['cache-status']).toMatch(/^tracewire; hit/);
         expect(answered).toBe(1);
+        await expectReleased(api, [server], timers);
+    });
+
+    // The client lets go of a 3xx it follows: a small body of declared length is read to its end, so the
+    // cache gets it whole (destroying the stream cut the body under the cache, which never stored the 301).
+    it('stores a 301 it follows and follows it from the cache next time', async () => {
+        const cached = api.defaults({ cache: true, redirects: 3 });
+        expect(String((await cached.get(`${server.url}/moved`)).payload)).toBe('/cached');
+        const second = await cached.get(`${server.url}/moved`);
+        expect(String(second.payload)).toBe('/cached');
+        expect(second.res.headers['cache-status']).toMatch(/^tracewire; hit/);
+        expect(answered).toBe(2);
         await expectReleased(api, [server], timers);
     });
 });
