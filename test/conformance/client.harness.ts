@@ -45,7 +45,7 @@ const encoders: Record<string, (body: string) => Buffer> = {
 
 /**
  * The routes every server answers (after reading the whole request body):
- * - `/redirect/<status>?to=<location>`: that status, with that location (none without `to`).
+ * - `/redirect/<status>?to=<location>`: that status, with that location (none without `to`), and a body of 5 bytes.
  * - `/reply/<status>?type=<content-type>&body=<text>&encoding=<gzip|deflate|br|x-gzip|a list>&label=0`:
  *   that status and body, compressed by `encoding` (labelled in content-encoding unless `label=0`).
  * - `/slow/<ms>`: 'slow' after that many milliseconds.
@@ -60,7 +60,9 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, body: string
     switch (value !== undefined && Number.isNaN(Number(value)) ? 'echo' : kind) {
         case 'redirect': {
             const to = url.searchParams.get('to');
-            res.writeHead(Number(value), to === null ? {} : { location: to }).end('moved');
+            // With its length, as servers send a redirect's body (nginx, Express's res.redirect()).
+            const headers = { 'content-length': 5, ...(to === null ? {} : { location: to }) };
+            res.writeHead(Number(value), headers).end('moved');
             return;
         }
 

@@ -338,6 +338,35 @@ describe('2.1 redirects, redirectMethod, redirect303, beforeRedirect, redirected
             }
         )
     );
+    conform(
+        "a followed 3xx's small body is read, not destroyed: its connection serves the next hop",
+        async (c, env) => {
+            // One socket at a time, so a hop waits for the 3xx's connection if it is kept, else makes its own.
+            const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+            const createConnection = agent.createConnection.bind(agent);
+            let connections = 0;
+            agent.createConnection = (...args: Parameters<typeof createConnection>) => {
+                connections++;
+                return createConnection(...args);
+            };
+            try {
+                for (let call = 0; call < 2; call++) {
+                    await c.get(`${env.http}/redirect/301?to=/landed`, { redirects: 1, agent });
+                }
+
+                env.log(connections);
+            } finally {
+                agent.destroy();
+            }
+        },
+        {
+            guide: 'A followed redirect keeps its connection',
+            check: (ours, theirs) => {
+                expect(ours.logged).toEqual([[1]]);
+                expect(theirs.logged).toEqual([[3]]);
+            }
+        }
+    );
     conform('a 303 without redirect303 is returned', (c, env) =>
         c.post(`${env.http}/redirect/303?to=/x`, { redirects: 1, payload: 'p' })
     );
