@@ -1,12 +1,12 @@
 // One instance of a service (redis-fleet.ts): a process with a client whose cache is a RedisCacheStore on
 // the shared server, driven over IPC by the test. It runs the built package (`npm test` builds first), as
 // the instances of a fleet run what was deployed. Arguments: the server's port, the key prefix, 'tier' or
-// 'no-tier', the client package, and the settings as JSON ({ timeout, coalesce }).
+// 'no-tier', the client package, and the settings as JSON ({ timeout, coalesce, storeTimeout }).
 import { once } from 'node:events';
 import { client, RedisCacheStore } from 'tracewire';
 
 const [port, keyPrefix, tier, clientPackage, settings] = process.argv.slice(2);
-const { timeout, coalesce } = JSON.parse(settings ?? '{}');
+const { timeout, coalesce, storeTimeout } = JSON.parse(settings ?? '{}');
 const { Redis } = await import(clientPackage);
 const redis = new Redis({ host: '127.0.0.1', port: Number(port) });
 redis.on('error', () => {});
@@ -21,7 +21,7 @@ while (tier === 'tier' && !store.localTierLive) {
     await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-const cached = client.defaults({ cache: { store, shared: true, coalesce } });
+const cached = client.defaults({ cache: { store, shared: true, coalesce, storeTimeout } });
 
 process.on('message', async (message) => {
     if (message.close) {

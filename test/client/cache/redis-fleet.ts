@@ -25,6 +25,8 @@ export interface Answer {
 export interface MemberSettings {
     timeout?: number | undefined;
     coalesce?: boolean | { lockTimeout?: number; passFor?: number };
+    /** The cache's `storeTimeout` (default 250 ms). */
+    storeTimeout?: number;
 }
 
 export class Instance {
