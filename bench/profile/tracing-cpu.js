@@ -1,9 +1,12 @@
 // CPU per request of variants of the tracing section (bench/lib/traced-variants.js), each round in fresh
 // processes started one after the other (a process's JIT can settle in a costlier state than the next
 // one's, as one section process keeps for all its rounds), against one origin; prints the median CPU
-// per request of each variant and what each traced variant adds over its untraced client.
+// per request of each variant and what each traced variant adds over its untraced client. On Linux with
+// two cores or more, the client runs pinned to one core and the origin to another.
 //   node bench/profile/tracing-cpu.js <rounds> <variant,variant,...> [baseline build directory]
 //   node bench/profile/tracing-cpu.js 8 tracewire,tracewire+otel,tracewire@baseline,tracewire+otel@baseline /tmp/base
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { ask, startChild, stopChild } from '../lib/processes.js';
 import { median, rotate } from '../lib/stats.js';
 
@@ -12,7 +15,16 @@ const variants = list.split(',');
 const count = 10_000;
 const concurrency = 50;
 
+// As the issue that set the target measured it: the client pinned to one core, every thread of it (the
+// garbage collector's too), and the origin to another, so neither takes the other's CPU (taskset, Linux).
+const pinning = process.platform === 'linux' && availableParallelism() >= 2;
+const pin = (pid, core) => {
+    if (pinning) {
+        execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(core), String(pid)], { stdio: 'ignore' });
+    }
+};
 const origin = await startChild('../servers/origin.js');
+pin(origin.child.pid, 0);
 const cpu = Object.fromEntries(variants.map((variant) => [variant, []]));
 try {
     for (let round = 0; round < Number(rounds); round++) {
@@ -24,6 +36,7 @@ try {
             ];
             const handle = await startChild('../children/traced-client.js', args);
             try {
+                pin(handle.child.pid, 1);
                 await ask(handle.child, { type: 'run', count: count / 2, concurrency });
                 const { cpuMicros } = await ask(handle.child, { type: 'run', count, concurrency });
                 cpu[variant].push(cpuMicros / count);
