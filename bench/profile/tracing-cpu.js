@@ -19,8 +19,18 @@ const concurrency = 50;
 // garbage collector's too), and the origin to another, so neither takes the other's CPU (taskset, Linux).
 const pinning = process.platform === 'linux' && availableParallelism() >= 2;
 const pin = (pid, core) => {
-    if (pinning) {
-        execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(core), String(pid)], { stdio: 'ignore' });
+    // A thread that ends while taskset walks the process's threads fails the call: walk them again.
+    for (let attempt = 1; pinning; attempt++) {
+        try {
+            execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(core), String(pid)], {
+                stdio: 'ignore'
+            });
+            return;
+        } catch (err) {
+            if (attempt === 5) {
+                throw err;
+            }
+        }
     }
 };
 const origin = await startChild('../servers/origin.js');
