@@ -7,15 +7,16 @@ const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const hasNodeSqlite = major > 22 || (major === 22 && minor >= 13);
 
 /**
- * The runs of the HTTP caching suite (test/conformance/http-cache-*.test.ts) are files of a few lines
- * that wait 10-15 s each on the suite's own pauses. Until it has durations cached (a fresh clone),
- * Vitest starts the largest files first: they came last, and ran alone at the end. They start first,
- * and wait while the other files compute; the rest keep Vitest's order.
+ * The runs of the HTTP caching suite (test/conformance/http-cache*.test.ts) wait 10-15 s on the suite's own
+ * pauses; each file runs its runs at once. Until it has durations cached (a fresh clone), Vitest starts the
+ * largest files first: they came last, and ran alone at the end. They start first, and wait while the other
+ * files compute; the rest keep Vitest's order.
  */
 class WaitingRunsFirst extends BaseSequencer {
     override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
         const sorted = await super.sort(files);
-        const waits = (file: TestSpecification) => /[\\/]conformance[\\/]http-cache-[^\\/]+$/.test(file.moduleId);
+        const waits = (file: TestSpecification) =>
+            /[\\/]conformance[\\/]http-cache[^\\/]*\.test\.ts$/.test(file.moduleId);
         return [...sorted.filter(waits), ...sorted.filter((file) => !waits(file))];
     }
 }

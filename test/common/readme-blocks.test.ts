@@ -23,8 +23,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * repository, so `tracewire`, `tracewire/static`... resolve through the package's `exports` to the
  * built declarations (`npm test` builds first), and links the others to this repository's copies
  * (hapi's declarations find `joi` from there, as a hapi user's project with `skipLibCheck: false` has
- * it). No registry is needed. Each block is its own program: what one block imports (the hapi typings
- * `tracewire/static` adds) must not make another one pass.
+ * it). No registry is needed. What one block imports (the hapi typings `tracewire/static` adds) must not
+ * make another one pass: a block shares its program only with blocks whose imports bring the very same
+ * files (programsOf), so each is checked against exactly what it would be checked against alone.
  */
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -143,14 +144,30 @@ function consumerProject(link: Record<string, string>): string {
 
 /** The diagnostics of `tsc` on `source` alone, as `line: TSxxxx message` with the line in `source`. */
 async function typecheck(dir: string, name: string, source: string): Promise<string[]> {
-    writeFileSync(join(dir, `${name}.ts`), source);
+    return (await typecheckTogether(dir, name, new Map([[name, source]]))).get(name)!;
+}
+
+/**
+ * The diagnostics of one `tsc` program of the sources `sources` (file name without `.ts` to code), for each
+ * source as `line: TSxxxx message` with the line in that source. A diagnostic of no source (a declaration file,
+ * the options) is given to each of them.
+ */
+async function typecheckTogether(
+    dir: string,
+    program: string,
+    sources: ReadonlyMap<string, string>
+): Promise<Map<string, string[]>> {
+    for (const [name, source] of sources) {
+        writeFileSync(join(dir, `${name}.ts`), source);
+    }
+
     writeFileSync(
-        join(dir, `tsconfig.${name}.json`),
-        JSON.stringify({ extends: './tsconfig.json', files: [`${name}.ts`] })
+        join(dir, `tsconfig.${program}.json`),
+        JSON.stringify({ extends: './tsconfig.json', files: [...sources.keys()].map((name) => `${name}.ts`) })
     );
     const output = await promisify(execFile)(
         process.execPath,
-        [tsc, '-p', `tsconfig.${name}.json`, '--pretty', 'false'],
+        [tsc, '-p', `tsconfig.${program}.json`, '--pretty', 'false'],
         {
             cwd: dir
         }
@@ -158,13 +175,42 @@ async function typecheck(dir: string, name: string, source: string): Promise<str
         ({ stdout }) => stdout,
         (err: { stdout?: string; message: string }) => err.stdout || err.message
     );
-    return output
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => {
-            const own = new RegExp(`^${name}\\.ts\\((\\d+),\\d+\\): error (TS\\d+: .*)$`).exec(line);
-            return own === null ? line : `${own[1]}: ${own[2]}`;
-        });
+    const diagnostics = new Map([...sources.keys()].map((name) => [name, [] as string[]]));
+    for (const line of output.split('\n').filter((line) => line.trim() !== '')) {
+        const own = /^(.+)\.ts\((\d+),\d+\): error (TS\d+: .*)$/.exec(line);
+        const of = own === null ? undefined : diagnostics.get(own[1]!);
+        if (of !== undefined) {
+            of.push(`${own![2]}: ${own![3]}`);
+        } else {
+            for (const list of diagnostics.values()) {
+                list.push(line);
+            }
+        }
+    }
+
+    return diagnostics;
+}
+
+/**
+ * The blocks grouped into programs: blocks that import the same modules share one, since their programs alone
+ * would hold the very same files and one module's code does not reach another's. A block whose own program
+ * could differ in ways its imports do not show (a script, whose names are global; a `declare global` or
+ * `declare module`; a `require` or a triple-slash reference) gets a program of its own. Node.js's built-in
+ * modules are always there (`types: ['node']`).
+ */
+function programsOf(sources: ReadonlyMap<string, string>): Map<string, string>[] {
+    const programs = new Map<string, Map<string, string>>();
+    for (const [name, source] of sources) {
+        const module = /^\s*(import|export)\b/m.test(source);
+        const alone = !module || /\bdeclare\s+(global|module)\b|\brequire\s*\(|\/\/\/\s*<reference/.test(source);
+        const imports = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])([^'"]+)\1/g)]
+            .map((match) => match[2]!)
+            .filter((specifier) => !specifier.startsWith('node:'));
+        const key = alone ? `alone:${name}` : [...new Set(imports)].sort().join(' ');
+        programs.set(key, (programs.get(key) ?? new Map()).set(name, source));
+    }
+
+    return [...programs.values()];
 }
 
 describe('the README and docs/ as a user pastes them', () => {
@@ -237,22 +283,30 @@ describe('the README and docs/ as a user pastes them', () => {
         }
     });
 
-    it('type-checks every block with strict and skipLibCheck false, each as its own program', async () => {
-        const results = await Promise.all(
-            blocks.map(async (block) => {
-                const prelude = Object.values(preludes[block.file]?.[block.section] ?? {});
-                const diagnostics = await typecheck(dir, block.name, [...prelude, block.code].join('\n'));
-                // Diagnostics at the document's lines, so a failure points at the line to fix.
-                return diagnostics.map((diagnostic) =>
-                    diagnostic.replace(/^(\d+):/, (_, line: string) => {
-                        const inBlock = Number(line) - prelude.length;
-                        return inBlock > 0
-                            ? `${block.file}:${block.line + inBlock - 1}:`
-                            : `prelude of ${block.file}, ${block.section}:`;
-                    })
-                );
+    it('type-checks every block with strict and skipLibCheck false, each with only what its own imports bring', async () => {
+        const preludeOf = (block: Block) => Object.values(preludes[block.file]?.[block.section] ?? {});
+        const sources = new Map(blocks.map((block) => [block.name, [...preludeOf(block), block.code].join('\n')]));
+        const programs = programsOf(sources);
+        const diagnostics = new Map<string, string[]>();
+        await Promise.all(
+            programs.map(async (program, index) => {
+                for (const [name, of] of await typecheckTogether(dir, `program-${index + 1}`, program)) {
+                    diagnostics.set(name, of);
+                }
             })
         );
+        const results = blocks.map((block) => {
+            const prelude = preludeOf(block);
+            // Diagnostics at the document's lines, so a failure points at the line to fix.
+            return diagnostics.get(block.name)!.map((diagnostic) =>
+                diagnostic.replace(/^(\d+):/, (_, line: string) => {
+                    const inBlock = Number(line) - prelude.length;
+                    return inBlock > 0
+                        ? `${block.file}:${block.line + inBlock - 1}:`
+                        : `prelude of ${block.file}, ${block.section}:`;
+                })
+            );
+        });
         expect(results.flat()).toStrictEqual([]);
     }, 120_000);
 

@@ -6,12 +6,14 @@
  * driven with the suite's own node-fetch). Whole suite, no ignore list. docs/cache.md explains the
  * required failures left.
  */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 // @ts-expect-error -- the suite ships untyped ES modules.
-import { getResults, runTests } from 'http-cache-tests/client/runner.mjs';
-// @ts-expect-error -- as above
 import handleConfig from 'http-cache-tests/server/handle-config.mjs';
 // @ts-expect-error -- as above
 import handleFile from 'http-cache-tests/server/handle-file.mjs';
@@ -19,10 +21,6 @@ import handleFile from 'http-cache-tests/server/handle-file.mjs';
 import handleState from 'http-cache-tests/server/handle-state.mjs';
 // @ts-expect-error -- as above
 import handleTest from 'http-cache-tests/server/handle-test.mjs';
-// @ts-expect-error -- as above
-import suites from 'http-cache-tests/tests/index.mjs';
-// @ts-expect-error -- as above
-import surrogate from 'http-cache-tests/tests/surrogate-control.mjs';
 import type { Client } from '../../../src/client/surface/client.js';
 
 interface SuiteTest {
@@ -52,9 +50,6 @@ export interface SuiteSummary {
     /** id, name and message of each required failure. */
     failed: { id: string; name: string; message: string }[];
 }
-
-// As the suite's own CLI: every suite, surrogate-control included.
-const allSuites: Suite[] = [...(suites as Suite[]), surrogate as Suite];
 
 /** The suite's origin server, in this process. */
 export async function startOrigin(): Promise<{ url: string; close(): Promise<void> }> {
@@ -155,29 +150,73 @@ export async function startProxy(client: Client, origin: string): Promise<{ url:
     return listen(server);
 }
 
-/** Runs the whole suite with `fetch` against `baseUrl` and tallies it. */
+/** The suite's package directory. */
+const suitePackage = createRequire(import.meta.url).resolve('http-cache-tests/package.json');
+
+interface SuiteRunner {
+    runTests(suites: Suite[], fetch: unknown, browserCache: boolean, base: string, chunkSize: number): Promise<void>;
+    getResults(): Record<string, true | [string, string]>;
+}
+
+/**
+ * Runs the whole suite with `fetch` against `baseUrl` and tallies it. The suite keeps a run's state in its
+ * modules: the client its fetch, base URL, queue and results in module variables (client/config.mjs,
+ * test.mjs, runner.mjs), and it writes into the tests' own definitions as it goes (a `Date` of the
+ * definition becomes the first response's date). One copy of its modules runs one suite: each run loads its
+ * own (client/, tests/ and the lib/ they import, copied to a scratch directory), so runs of one process go at
+ * once without sharing any of it.
+ */
 export async function runSuite(fetch: unknown, baseUrl: string): Promise<SuiteSummary> {
-    // All tests at once: each waits on its own pauses, so the run takes about as long as the longest test.
-    await runTests(allSuites, fetch, false, baseUrl, 1000);
-    return summarize(getResults() as Record<string, true | [string, string]>);
+    const copy = mkdtempSync(join(tmpdir(), 'tracewire-cache-suite-'));
+    try {
+        for (const folder of ['client', 'lib', 'tests']) {
+            cpSync(join(dirname(suitePackage), folder), join(copy, folder), { recursive: true });
+        }
+
+        const load = (file: string) => import(pathToFileURL(join(copy, file)).href);
+        const runner = (await load('client/runner.mjs')) as SuiteRunner;
+        // As the suite's own CLI: every suite, surrogate-control included.
+        const suites: Suite[] = [
+            ...((await load('tests/index.mjs')).default as Suite[]),
+            (await load('tests/surrogate-control.mjs')).default as Suite
+        ];
+        // All tests at once: each waits on its own pauses, so the run takes about as long as the longest test.
+        await runner.runTests(suites, fetch, false, baseUrl, 1000);
+        return summarize(suites, runner.getResults());
+    } finally {
+        rmSync(copy, { recursive: true, force: true });
+    }
 }
 
 /** The suite's fetch for the proxy mode: its own node-fetch (resolved from the suite's package), as its CLI uses. */
-const suitePackage = createRequire(import.meta.url).resolve('http-cache-tests/package.json');
 export const suiteFetch: unknown = createRequire(suitePackage)('node-fetch');
 
+/**
+ * What a run prints, in one piece and headed by its label (the runs of a file go at once, so their output
+ * interleaves): the table row, `notes`, then each required failure.
+ */
+export function report(label: string, summary: SuiteSummary, notes: readonly string[] = []): string {
+    return [
+        `http-cache-tests, ${label}:`,
+        tableHeader,
+        tableRow(label, summary),
+        ...notes,
+        ...summary.failed.map((failure) => `  required failure ${failure.id}: ${failure.message}`)
+    ].join('\n');
+}
+
 /** One row of the table the runner prints. */
-export function tableRow(label: string, summary: SuiteSummary): string {
+function tableRow(label: string, summary: SuiteSummary): string {
     return `| ${label.padEnd(24)} | ${String(summary.total).padStart(5)} | ${String(summary.passes).padStart(6)} | ${String(summary.requiredFailures).padStart(8)} | ${String(summary.optionalFailures).padStart(8)} | ${String(summary.checksNo).padStart(5)} | ${String(summary.setupFailures + summary.harnessFailures + summary.dependencyFailures + summary.retries).padStart(5)} |`;
 }
 
-export const tableHeader =
+const tableHeader =
     '| run                      | tests | passes | required | optional | check | other |\n|--------------------------|-------|--------|----------|----------|-------|-------|';
 
 // As the suite's display (lib/display.mjs determineTestResult): dependencies first, then the kind.
-function summarize(results: Record<string, true | [string, string]>): SuiteSummary {
+function summarize(suites: readonly Suite[], results: Record<string, true | [string, string]>): SuiteSummary {
     const byId = new Map<string, SuiteTest>();
-    for (const suite of allSuites) {
+    for (const suite of suites) {
         for (const test of suite.tests) {
             byId.set(test.id, test);
         }

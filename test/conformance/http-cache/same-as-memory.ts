@@ -5,7 +5,7 @@ import { type CacheStoreErrorMessage, CLIENT_CHANNELS } from '../../../src/clien
 import { Client } from '../../../src/client/surface/client.js';
 import { clientKinds } from '../../client/cache/redis-clients.js';
 import { type RedisServer, startRedis } from '../../integration/servers.js';
-import { fetchOver, runSuite, startOrigin, startProxy, suiteFetch, tableHeader, tableRow } from './harness.js';
+import { fetchOver, report, runSuite, startOrigin, startProxy, suiteFetch } from './harness.js';
 
 /**
  * What MemoryCacheStore gets from the suite (docs/cache.md, the results table): the bar a shared
@@ -89,10 +89,12 @@ export function redisConformanceRun(mode: 'private' | 'shared'): void {
         }
 
         const summary = await runSuite(fetch, base);
-        console.log(`store failures: ${failures.length}${failures.length > 0 ? `, the first: ${failures[0]}` : ''}`);
-        console.log(`store calls failed, as published: ${published.length} ${JSON.stringify(countsOf(published))}`);
-        console.log(`${tableHeader}\n${tableRow(`${mode}, RedisCacheStore`, summary)}`);
-        console.log(summary.failed.map((failure) => `  required failure ${failure.id}: ${failure.message}`).join('\n'));
+        console.log(
+            report(`${mode}, RedisCacheStore`, summary, [
+                `store failures: ${failures.length}${failures.length > 0 ? `, the first: ${failures[0]}` : ''}`,
+                `store calls failed, as published: ${published.length} ${JSON.stringify(countsOf(published))}`
+            ])
+        );
         expect(summary.failed.map((failure) => failure.id).sort()).toStrictEqual(memoryOutcomes[mode].requiredFailures);
         expect(summary.passes).toBe(memoryOutcomes[mode].passes);
     }, 120_000);

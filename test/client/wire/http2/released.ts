@@ -59,19 +59,22 @@ export async function expectReleased(
         agent.destroy();
     }
 
-    await expect.poll(() => agentSockets(api.agents), { timeout: 10_000 }).toBe(0);
+    // Looked at every 10 ms (Vitest's default is 50): each wait ends soon after what it waits for (the idle
+    // timeout, a close), and a test of these files calls it once or more; the bound is the same.
+    const poll = { timeout: 10_000, interval: 10 };
+    await expect.poll(() => agentSockets(api.agents), poll).toBe(0);
 
-    await expect.poll(() => clientSessions(api.agents), { timeout: 10_000, message: 'client sessions' }).toBe(0);
-    await expect.poll(() => openSockets(), { timeout: 10_000, message: 'client sockets' }).toBe(0);
+    await expect.poll(() => clientSessions(api.agents), { ...poll, message: 'client sessions' }).toBe(0);
+    await expect.poll(() => openSockets(), { ...poll, message: 'client sockets' }).toBe(0);
     for (const server of serversClose ? servers : []) {
         if ('sessions' in server) {
-            await expect.poll(() => server.openSessions(), { timeout: 10_000, message: 'server sessions' }).toBe(0);
+            await expect.poll(() => server.openSessions(), { ...poll, message: 'server sessions' }).toBe(0);
         }
 
-        await expect.poll(() => server.openConnections(), { timeout: 10_000, message: 'server connections' }).toBe(0);
+        await expect.poll(() => server.openConnections(), { ...poll, message: 'server connections' }).toBe(0);
     }
 
-    await expect.poll(() => timerCount()).toBeLessThanOrEqual(timers);
+    await expect.poll(() => timerCount(), poll).toBeLessThanOrEqual(timers);
 }
 
 function agentSockets(agents: Agents): number {

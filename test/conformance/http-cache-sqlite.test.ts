@@ -9,15 +9,23 @@ import { conformanceRun } from './http-cache/run.js';
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const hasNodeSqlite = major > 22 || (major === 22 && minor >= 13);
 
-describe.runIf(hasNodeSqlite)('SQLite', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tracewire-cache-tests-'));
+/** A run on a SqliteCacheStore in a scratch directory of its own, removed with it. */
+function sqliteRun(mode: 'private' | 'shared'): void {
+    const dir = hasNodeSqlite ? mkdtempSync(join(tmpdir(), 'tracewire-cache-tests-')) : '';
     conformanceRun(
-        'shared',
+        mode,
         'SqliteCacheStore',
         () => new SqliteCacheStore({ location: join(dir, 'cache.db') }),
         (store) => {
             (store as SqliteCacheStore).close();
             rmSync(dir, { recursive: true, force: true });
-        }
+        },
+        { skip: !hasNodeSqlite }
     );
+}
+
+// The two runs at once, as in http-cache-memory.test.ts.
+describe.concurrent('the HTTP caching suite on SQLite, the runs at once', () => {
+    sqliteRun('private');
+    sqliteRun('shared');
 });

@@ -1,3 +1,0 @@
-import { redisConformanceRun } from './http-cache/same-as-memory.js';
-
-redisConformanceRun('private');

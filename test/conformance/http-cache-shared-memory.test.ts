@@ -1,4 +1,0 @@
-import { MemoryCacheStore } from '../../src/client/cache/stores/memory-store.js';
-import { conformanceRun } from './http-cache/run.js';
-
-conformanceRun('shared', 'MemoryCacheStore', () => new MemoryCacheStore());
