@@ -27,7 +27,7 @@ import {
 import { globalLoggerProvider } from '../../instrumentation/log-events.js';
 import { Client } from '../../src/client/index.js';
 import { refusedUrl } from '../client/helpers.js';
-import { setupOtel } from './otel.js';
+import { loggerKeepingNothing, setupOtel } from './otel.js';
 
 /**
  * docs/observability.md "Events as logs": a failed hop's exception as the conventions'
@@ -222,17 +222,7 @@ describe('where the records go', () => {
     });
 
     it('without a LoggerProvider nothing is built: a logger that keeps nothing is never handed a record', async () => {
-        const emitted: unknown[] = [];
-        const asked: unknown[] = [];
-        const keepsNothing: EventLoggerProvider = {
-            getLogger: () => ({
-                enabled: (options) => {
-                    asked.push(options?.eventName);
-                    return false;
-                },
-                emit: (record) => emitted.push(record)
-            })
-        };
+        const { provider: keepsNothing, asked, emitted } = loggerKeepingNothing();
         instrumentation = instrumentClient(api, {
             tracerProvider: otel.tracerProvider,
             loggerProvider: keepsNothing,

@@ -9,6 +9,7 @@ import {
     type ResourceMetrics
 } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { EventLoggerProvider } from '../../src/common/exception-record.js';
 
 /** A pull reader: metrics are read on demand with `collect()`, nothing is exported on a timer. */
 class InMemoryMetricReader extends MetricReader {
@@ -129,4 +130,23 @@ function histogramPoints(resourceMetrics: ResourceMetrics, name: string): Histog
     }
 
     return points;
+}
+
+/**
+ * A LoggerProvider whose loggers keep nothing (`enabled()` is false), recording the events they were asked
+ * about and any record handed to them anyway: the instrumentation must ask first and build nothing.
+ */
+export function loggerKeepingNothing(): { provider: EventLoggerProvider; asked: unknown[]; emitted: unknown[] } {
+    const asked: unknown[] = [];
+    const emitted: unknown[] = [];
+    const provider: EventLoggerProvider = {
+        getLogger: () => ({
+            enabled: (options) => {
+                asked.push(options?.eventName);
+                return false;
+            },
+            emit: (record) => emitted.push(record)
+        })
+    };
+    return { provider, asked, emitted };
 }

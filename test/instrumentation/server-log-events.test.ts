@@ -10,15 +10,10 @@ import {
 } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-    EVENT_HTTP_SERVER_REQUEST_EXCEPTION,
-    type EventLoggerProvider,
-    type TracingOptions,
-    tracing
-} from '../../instrumentation/index.js';
+import { EVENT_HTTP_SERVER_REQUEST_EXCEPTION, type TracingOptions, tracing } from '../../instrumentation/index.js';
 import { badImplementation, notFound } from '../../src/errors/index.js';
 import { staticFiles } from '../../src/static/index.js';
-import { setupOtel } from './otel.js';
+import { loggerKeepingNothing, setupOtel } from './otel.js';
 
 /**
  * docs/observability.md "Events as logs", the server side: a 5xx's exception as the conventions'
@@ -184,17 +179,7 @@ describe('the tracing plugin: a failed request', () => {
     });
 
     it('without a LoggerProvider nothing is built: a logger that keeps nothing is never handed a record', async () => {
-        const emitted: unknown[] = [];
-        const asked: unknown[] = [];
-        const keepsNothing: EventLoggerProvider = {
-            getLogger: () => ({
-                enabled: (options) => {
-                    asked.push(options?.eventName);
-                    return false;
-                },
-                emit: (record) => emitted.push(record)
-            })
-        };
+        const { provider: keepsNothing, asked, emitted } = loggerKeepingNothing();
         const base = await tracedServer({ loggerProvider: keepsNothing });
         await fetchSpan(`${base}/crash`);
         expect(asked).toEqual([EVENT_HTTP_SERVER_REQUEST_EXCEPTION]);
