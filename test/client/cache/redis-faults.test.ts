@@ -108,8 +108,10 @@ for (const kind of clientKinds) {
                 console.log(`${kind.name}${localTier ? ' + local tier' : ''}: ${JSON.stringify(phases)}`);
                 for (const record of Object.values(phases)) {
                     expect(record.calls).toBeGreaterThan(0);
-                    // The store's bound (100 ms) and the guard's, plus a loopback origin: never a stall.
-                    expect(record.slowest).toBeLessThan(1_000);
+                    // The store's bound (100 ms) and the guard's, plus a loopback origin: never a stall. 2 s: a
+                    // loaded CI line's event loop alone made one call of a thousand take 1,068 ms; a stall would
+                    // hold the calls until the server is back (the phases above wait for progress, 10 s at most).
+                    expect(record.slowest).toBeLessThan(2_000);
                 }
 
                 expect(phases.before.hits).toBeGreaterThan(0);
