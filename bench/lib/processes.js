@@ -1,7 +1,8 @@
 // Servers and measured programs run in child processes so that the process under load and the one
 // generating the load do not share an event loop (or, on two cores, a core).
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { once } from 'node:events';
+import { availableParallelism } from 'node:os';
 
 /**
  * Forks `script` with `args` and waits for its first IPC message, `{ ready: true, ... }`, which
@@ -71,6 +72,34 @@ export function answerParent(handlers) {
             process.send({ error: error.stack ?? String(error) });
         }
     });
+}
+
+/**
+ * Whether `pinToCore` can keep a measured process and its load generator off each other's core: Linux
+ * (taskset) with two cores or more. Elsewhere the processes share the cores as the scheduler likes.
+ */
+export const canPin = process.platform === 'linux' && availableParallelism() >= 2;
+
+/**
+ * Pins every thread of process `pid` (its garbage collector's helpers too) to one core, when `canPin`. The
+ * tracing measures pin the client to one core and the origin to another, as the issue that set their
+ * target did: on two cores, an unpinned origin takes turns on the client's core and its scheduling noise
+ * lands in the client's CPU time.
+ */
+export function pinToCore(pid, core) {
+    // A thread that ends while taskset walks the process's threads fails the call: walk them again.
+    for (let attempt = 1; canPin; attempt++) {
+        try {
+            execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(core), String(pid)], {
+                stdio: 'ignore'
+            });
+            return;
+        } catch (err) {
+            if (attempt === 5) {
+                throw err;
+            }
+        }
+    }
 }
 
 /** The peak of the resident set size between `start()` and `stop()`, sampled every few ms. */

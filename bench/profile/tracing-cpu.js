@@ -5,9 +5,7 @@
 // two cores or more, the client runs pinned to one core and the origin to another.
 //   node bench/profile/tracing-cpu.js <rounds> <variant,variant,...> [baseline build directory]
 //   node bench/profile/tracing-cpu.js 8 tracewire,tracewire+otel,tracewire@baseline,tracewire+otel@baseline /tmp/base
-import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
-import { ask, startChild, stopChild } from '../lib/processes.js';
+import { ask, pinToCore, startChild, stopChild } from '../lib/processes.js';
 import { median, rotate } from '../lib/stats.js';
 
 const [rounds = '8', list = 'tracewire,tracewire+otel', baselineDirectory] = process.argv.slice(2);
@@ -15,26 +13,8 @@ const variants = list.split(',');
 const count = 10_000;
 const concurrency = 50;
 
-// As the issue that set the target measured it: the client pinned to one core, every thread of it (the
-// garbage collector's too), and the origin to another, so neither takes the other's CPU (taskset, Linux).
-const pinning = process.platform === 'linux' && availableParallelism() >= 2;
-const pin = (pid, core) => {
-    // A thread that ends while taskset walks the process's threads fails the call: walk them again.
-    for (let attempt = 1; pinning; attempt++) {
-        try {
-            execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(core), String(pid)], {
-                stdio: 'ignore'
-            });
-            return;
-        } catch (err) {
-            if (attempt === 5) {
-                throw err;
-            }
-        }
-    }
-};
 const origin = await startChild('../servers/origin.js');
-pin(origin.child.pid, 0);
+pinToCore(origin.child.pid, 0);
 const cpu = Object.fromEntries(variants.map((variant) => [variant, []]));
 try {
     for (let round = 0; round < Number(rounds); round++) {
@@ -46,7 +26,7 @@ try {
             ];
             const handle = await startChild('../children/traced-client.js', args);
             try {
-                pin(handle.child.pid, 1);
+                pinToCore(handle.child.pid, 1);
                 await ask(handle.child, { type: 'run', count: count / 2, concurrency });
                 const { cpuMicros } = await ask(handle.child, { type: 'run', count, concurrency });
                 cpu[variant].push(cpuMicros / count);
