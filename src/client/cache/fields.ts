@@ -39,8 +39,15 @@ function isName(raw: string, lower: string): boolean {
 
 /** A field's lines joined as one list value, or undefined when it is absent. */
 export function fieldValue(rawHeaders: readonly string[], name: string): string | undefined {
-    const lines = fieldLines(rawHeaders, name);
-    return lines.length === 0 ? undefined : lines.join(', ');
+    // Joined as it is read: no list made for the one line most fields have.
+    let value: string | undefined;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+        if (isName(rawHeaders[i]!, name)) {
+            value = value === undefined ? rawHeaders[i + 1]! : `${value}, ${rawHeaders[i + 1]!}`;
+        }
+    }
+
+    return value;
 }
 
 /** The raw list without the fields `drop` names (lower-case). */
@@ -88,8 +95,12 @@ const hopByHop: ReadonlySet<string> = new Set([
  */
 export function hopByHopFields(rawHeaders: readonly string[]): ReadonlySet<string> {
     let names = hopByHop;
-    for (const line of fieldLines(rawHeaders, 'connection')) {
-        for (const name of line.split(',')) {
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+        if (!isName(rawHeaders[i]!, 'connection')) {
+            continue;
+        }
+
+        for (const name of rawHeaders[i + 1]!.split(',')) {
             const lower = name.trim().toLowerCase();
             if (!names.has(lower)) {
                 // A copy only for a name of its own: `Connection: keep-alive`, on most responses, adds none.
@@ -100,4 +111,36 @@ export function hopByHopFields(rawHeaders: readonly string[]): ReadonlySet<strin
     }
 
     return names;
+}
+
+/**
+ * True when `stored` holds, for each name of `lines` (name, value, name, value... with `names` their
+ * lower-case names), exactly those lines of it, in their order: no line more, none fewer, none other.
+ */
+export function holdsExactly(stored: readonly string[], lines: readonly string[], names: readonly string[]): boolean {
+    for (let first = 0; first < names.length; first++) {
+        const name = names[first]!;
+        if (names.indexOf(name) < first) {
+            // Its lines were compared with the name's first line.
+            continue;
+        }
+
+        // The index (in `names`) of the next line of `name` the stored lines must match, or -1 past its last.
+        let next = first;
+        for (let i = 0; i < stored.length; i += 2) {
+            if (isName(stored[i]!, name)) {
+                if (next === -1 || stored[i + 1] !== lines[2 * next + 1]) {
+                    return false;
+                }
+
+                next = names.indexOf(name, next + 1);
+            }
+        }
+
+        if (next !== -1) {
+            return false;
+        }
+    }
+
+    return true;
 }

@@ -33,21 +33,36 @@ export function freshnessOf(
 
 /** RFC 9111 4.2.3: what the origin and caches before us say, corrected by the round trip, plus the time stored. */
 export function currentAge(entry: CachedResponse, now: number): number {
-    let initialAge = initialAges.get(entry);
-    if (initialAge === undefined) {
-        const date = parseHttpDate(fieldLines(entry.rawHeaders, 'date')[0]) ?? entry.responseTime;
-        const apparentAge = Math.max(0, entry.responseTime - date) / 1000;
-        const responseDelay = (entry.responseTime - entry.requestTime) / 1000;
-        initialAge = Math.max(apparentAge, ageValue(entry.rawHeaders) + responseDelay);
-        initialAges.set(entry, initialAge);
-    }
-
-    return initialAge + (now - entry.responseTime) / 1000;
+    // Worked out each time from what is kept per field list: an entry a 304 updated is a new object on
+    // the same list, and a memo per entry object cost a weak map's write for each (which every young
+    // collection then had to visit).
+    const { date, age } = ageFieldsOf(entry.rawHeaders);
+    const responseTime = entry.responseTime;
+    const apparentAge = Math.max(0, responseTime - (date ?? responseTime)) / 1000;
+    const responseDelay = (responseTime - entry.requestTime) / 1000;
+    const initialAge = Math.max(apparentAge, age + responseDelay);
+    return initialAge + (now - responseTime) / 1000;
 }
 
-// A stored response's corrected initial age never changes: worked out once per entry object (a memory
-// store hands back the same object on every hit).
-const initialAges = new WeakMap<CachedResponse, number>();
+/** What the age of a response is worked out from in its fields: `Date` (epoch ms) and `Age` (seconds). */
+interface AgeFields {
+    readonly date: number | undefined;
+    readonly age: number;
+}
+
+// Read once per field list: a 304 that repeats the stored fields makes a new entry (new times) on the
+// same list (validators.ts).
+const ageFields = new WeakMap<readonly string[], AgeFields>();
+
+function ageFieldsOf(rawHeaders: readonly string[]): AgeFields {
+    let fields = ageFields.get(rawHeaders);
+    if (fields === undefined) {
+        fields = { date: parseHttpDate(fieldLines(rawHeaders, 'date')[0]), age: ageValue(rawHeaders) };
+        ageFields.set(rawHeaders, fields);
+    }
+
+    return fields;
+}
 
 /** RFC 9111 4.2.1: s-maxage (shared caches), max-age, Expires - Date, else the Last-Modified heuristic. */
 export function freshnessLifetime(entry: CachedResponse, directives: CacheDirectives, shared: boolean): number {
@@ -61,7 +76,7 @@ export function freshnessLifetime(entry: CachedResponse, directives: CacheDirect
 
     const raw = entry.rawHeaders;
     const expiresLines = fieldLines(raw, 'expires');
-    const date = parseHttpDate(fieldLines(raw, 'date')[0]) ?? entry.responseTime;
+    const date = ageFieldsOf(raw).date ?? entry.responseTime;
     if (expiresLines.length > 0) {
         // An invalid Expires (or several) means already expired (5.3).
         const expires = expiresLines.length === 1 ? parseHttpDate(expiresLines[0]) : undefined;

@@ -27,8 +27,11 @@ export class CacheLayer extends SentHops {
     private lookups = 0;
     // The flow's retry count at the last hop: a hop that raised it is a retry.
     private retries = 0;
-    // The option copies made to carry validators, back to the options the flow gave.
-    private readonly originals = new WeakMap<EffectiveOptions, EffectiveOptions>();
+    // The last option copy made to carry validators, and the options the flow gave, which a hop re-sent
+    // with that copy starts from again (a flow runs one hop at a time: no older copy comes back). Plain
+    // fields: a weak map's write per revalidation was work for every young collection.
+    private validatedCopy: EffectiveOptions | undefined;
+    private validatedFrom: EffectiveOptions | undefined;
 
     constructor(
         flow: CachedFlow,
@@ -46,7 +49,7 @@ export class CacheLayer extends SentHops {
     /** The flow starts a hop: look it up, then answer it or send it. */
     start(method: string, target: URL | Destination, given: EffectiveOptions, resendReason?: ResendReason): void {
         const previous = this.call;
-        const options = this.originals.get(given) ?? given;
+        const options = given === this.validatedCopy ? this.validatedFrom! : given;
         const headers = options.headers;
         const call: CacheCall = {
             method,
@@ -160,16 +163,20 @@ export class CacheLayer extends SentHops {
 
         const lookup = this.lookups;
         const wanted = () => lookup === this.lookups && !this.flow.settled;
-        coalescing.join(call, entries).then(async ({ waited, shared, recheck }) => {
-            // A call that waited is answered by what the fetch stored (looked up again when it was another
-            // instance's), or goes on its own; one that took the store's lock looks again before it fetches.
-            const lookAgain = (waited || recheck) && wanted() && shared === undefined;
-            const again = lookAgain ? await this.store.get(call.key) : undefined;
-            const found = shared === undefined ? again : [shared];
+        const go = (found: readonly CachedResponse[] | undefined) => {
             if (!wanted()) {
                 coalescing.end('failed');
             } else {
                 this.guard(() => (found === undefined ? this.forward(call, validators) : this.decide(call, found)));
+            }
+        };
+        coalescing.join(call, entries).then(({ waited, shared, recheck }) => {
+            // A call that waited is answered by what the fetch stored (looked up again when it was another
+            // instance's), or goes on its own; one that took the store's lock looks again before it fetches.
+            if ((waited || recheck) && wanted() && shared === undefined) {
+                this.store.get(call.key).then(go);
+            } else {
+                go(shared === undefined ? undefined : [shared]);
             }
         });
     }
@@ -179,7 +186,8 @@ export class CacheLayer extends SentHops {
         let options = call.options;
         if (validators !== undefined && Object.keys(validators).length > 0) {
             options = { ...options, headers: { ...options.headers, ...validators } };
-            this.originals.set(options, call.options);
+            this.validatedCopy = options;
+            this.validatedFrom = call.options;
             call.validating = true;
         }
 

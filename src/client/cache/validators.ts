@@ -1,5 +1,5 @@
 import type { CachedResponse } from '../contract/cache-store.js';
-import { fieldValue, hopByHopFields, withoutFields } from './fields.js';
+import { fieldValue, holdsExactly, hopByHopFields, withoutFields } from './fields.js';
 
 /**
  * Validation (RFC 9111 4.3): the conditional fields that ask the origin whether a stored response
@@ -36,20 +36,28 @@ export function updatedBy304(
     requestTime: number,
     responseTime: number
 ): CachedResponse {
-    const replaced = new Set<string>();
     const skip = hopByHopFields(rawHeaders);
     const added: string[] = [];
+    // The lower-case name of each added line.
+    const addedNames: string[] = [];
     for (let i = 0; i < rawHeaders.length; i += 2) {
         const name = rawHeaders[i]!.toLowerCase();
         if (!keptOn304.has(name) && !skip.has(name) && name !== 'cache-status') {
-            replaced.add(name);
             added.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+            addedNames.push(name);
         }
     }
 
+    // A 304 that repeats the stored fields line for line (a key revalidated many times a second gets
+    // such: the same validators, directives and `Date` within the second) changes nothing: the stored
+    // list stands, with what was worked out from it, which is kept per list (its directives, its age,
+    // the fields of an answer).
+    const stored = entry.rawHeaders;
     return {
         ...entry,
-        rawHeaders: [...withoutFields(entry.rawHeaders, replaced), ...added],
+        rawHeaders: holdsExactly(stored, added, addedNames)
+            ? stored
+            : [...withoutFields(stored, new Set(addedNames)), ...added],
         requestTime,
         responseTime
     };

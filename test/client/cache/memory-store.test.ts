@@ -31,6 +31,27 @@ describe('MemoryCacheStore', () => {
         expect(await store.get('https://example.test/199')).toHaveLength(1);
     });
 
+    it("keeps an entry's frozen field list as it is, and copies one its caller could still change", async () => {
+        const store = new MemoryCacheStore();
+        const url = 'https://example.test/updated';
+        await store.set(url, cachedResponse({ rawHeaders: ['ETag', '"a"'] }));
+        const [stored] = await store.get(url);
+        // What a 304 that repeats the stored fields makes: a new entry (new times) on the stored, frozen list.
+        await store.set(url, { ...stored!, responseTime: stored!.responseTime + 1000 });
+        const [updated] = await store.get(url);
+        expect(updated).not.toBe(stored);
+        expect(updated!.responseTime).toBe(stored!.responseTime + 1000);
+        expect(updated!.rawHeaders).toBe(stored!.rawHeaders);
+
+        const own = ['ETag', '"b"'];
+        await store.set(url, { ...updated!, rawHeaders: own });
+        const [copied] = await store.get(url);
+        expect(copied!.rawHeaders).not.toBe(own);
+        expect(copied!.rawHeaders).toStrictEqual(own);
+        expect(Object.isFrozen(copied!.rawHeaders)).toBe(true);
+        expect(Object.isFrozen(own)).toBe(false);
+    });
+
     it('drops entries past their deleteAt when asked for them', async () => {
         const store = new MemoryCacheStore();
         await store.set('https://example.test/old', cachedResponse({ deleteAt: Date.now() - 1 }));

@@ -6,7 +6,7 @@ import { headersOf } from '../../../src/client/cache/fields.js';
 import { freshnessLifetime } from '../../../src/client/cache/freshness.js';
 import { parseHttpDate } from '../../../src/client/cache/http-date.js';
 import { invalidatedUrls, isStorable, judge, requestDirectives } from '../../../src/client/cache/policy.js';
-import { satisfiesCallerCondition } from '../../../src/client/cache/validators.js';
+import { satisfiesCallerCondition, updatedBy304 } from '../../../src/client/cache/validators.js';
 import type { CachedResponse } from '../../../src/client/contract/cache-store.js';
 
 /** README "Cache": the RFC 9111 rules, as the pure functions the layer acts on. */
@@ -164,6 +164,78 @@ describe('conditions and Cache-Status', () => {
         expect(cacheOutcomeOf(undefined)).toBeUndefined();
         expect(cacheOutcomeOf('origin; hit')).toBeUndefined();
         expect(cacheOutcomeOf('tracewire; fwd=partial')).toBeUndefined();
+    });
+
+    it('a 304 replaces every line of each field it carries; one that repeats the stored fields keeps the stored list', () => {
+        const fields = [
+            'ETag',
+            '"a"',
+            'Cache-Control',
+            'max-age=0',
+            'Link',
+            '</a>',
+            'link',
+            '</b>',
+            'Content-Length',
+            '5'
+        ];
+        const entry = stored(fields);
+        const later = now + 5000;
+        // Fields of its own (each line of Link replaced); its Content-Length and hop-by-hop fields never count.
+        const changed = updatedBy304(
+            entry,
+            [
+                'etag',
+                '"a"',
+                'Cache-Control',
+                'max-age=60',
+                'Link',
+                '</c>',
+                'Content-Length',
+                '0',
+                'Connection',
+                'x-hop',
+                'X-Hop',
+                '1'
+            ],
+            now,
+            later
+        );
+        expect(changed.rawHeaders).toStrictEqual([
+            'Content-Length',
+            '5',
+            'etag',
+            '"a"',
+            'Cache-Control',
+            'max-age=60',
+            'Link',
+            '</c>'
+        ]);
+        expect(changed.responseTime).toBe(later);
+        expect(entry.rawHeaders).toStrictEqual(fields);
+        // The same lines (names in any case, the same order of a field's lines): the stored list itself, new times.
+        const repeated = updatedBy304(
+            entry,
+            ['ETAG', '"a"', 'link', '</a>', 'cache-control', 'max-age=0', 'Link', '</b>', 'Content-Length', '0'],
+            now,
+            later
+        );
+        expect(repeated.rawHeaders).toBe(entry.rawHeaders);
+        expect(repeated).not.toBe(entry);
+        expect(repeated.responseTime).toBe(later);
+        // One line fewer, one more, or a field's lines in another order: not the same fields.
+        for (const link of [['</a>'], ['</a>', '</b>', '</c>'], ['</b>', '</a>']]) {
+            const update = updatedBy304(
+                entry,
+                link.flatMap((value) => ['Link', value]),
+                now,
+                later
+            );
+            expect(update.rawHeaders).not.toBe(entry.rawHeaders);
+            expect(
+                update.rawHeaders.filter((_, index, all) => index % 2 === 1 && all[index - 1] === 'Link')
+            ).toStrictEqual(link);
+        }
     });
 
     it('headers of raw fields as Node makes them: set-cookie a list, others joined', () => {

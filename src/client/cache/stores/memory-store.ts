@@ -98,7 +98,9 @@ export class MemoryCacheStore implements CacheStore {
             return false;
         }
 
-        this.#replace(key, held, [{ entry: frozenEntry(entry), bytes }, ...others]);
+        // The new variant first, the others after it (filter made a list of its own: no copy of it).
+        others.unshift({ entry: frozenEntry(entry), bytes });
+        this.#replace(key, held, others);
         this.#evict();
         return true;
     }
@@ -113,8 +115,9 @@ export class MemoryCacheStore implements CacheStore {
     /** Puts `next` in place of `previous` for `key` (as the most recently used), keeping the totals. */
     #replace(key: string, previous: Variants | undefined, next: Stored[]): Variants | undefined {
         if (previous !== undefined) {
-            for (const item of previous.items) {
-                this.#bytes -= item.bytes;
+            const items = previous.items;
+            for (let i = 0; i < items.length; i++) {
+                this.#bytes -= items[i]!.bytes;
             }
 
             this.#entries -= previous.items.length;
@@ -130,7 +133,8 @@ export class MemoryCacheStore implements CacheStore {
         }
 
         let firstDeleteAt = Number.POSITIVE_INFINITY;
-        for (const item of next) {
+        for (let i = 0; i < next.length; i++) {
+            const item = next[i]!;
             this.#bytes += item.bytes;
             firstDeleteAt = Math.min(firstDeleteAt, item.entry.deleteAt);
         }
@@ -145,6 +149,11 @@ export class MemoryCacheStore implements CacheStore {
 
     /** Drops the least recently used URLs until both bounds hold. */
     #evict(): void {
+        if (this.#bytes <= this.#maxSize && this.#entries <= this.#maxCount) {
+            // Within both (the usual write): no walk of the keys begun for nothing.
+            return;
+        }
+
         for (const [key, held] of this.#byKey) {
             if (this.#bytes <= this.#maxSize && this.#entries <= this.#maxCount) {
                 return;
@@ -176,8 +185,10 @@ export function isMemoryCacheStore(store: object): boolean {
 
 function sizeOf(key: string, entry: CachedResponse): number {
     let bytes = entry.body.length + key.length * 2 + 256;
-    for (const field of entry.rawHeaders) {
-        bytes += field.length * 2;
+    // Indexed: a for-of over a frozen list (a stored entry's) made an iterator result per field.
+    const fields = entry.rawHeaders;
+    for (let i = 0; i < fields.length; i++) {
+        bytes += fields[i]!.length * 2;
     }
 
     return bytes;
