@@ -3,8 +3,8 @@
 // `count` calls at concurrency 10 after a warm-up, against the origin (servers/origin.js) in another process.
 // What the cache adds to a call is one row's table less the uncached one's.
 //   node bench/profile/cache-allocations.js <uncached|hit|revalidated> [count=5000] [warm-up=10000] [rows=40]
-import { Session } from 'node:inspector/promises';
 import { client, MemoryCacheStore } from 'tracewire';
+import { allocationsOf } from '../lib/allocations.js';
 import { runCalls } from '../lib/calls.js';
 import { startChild, stopChild } from '../lib/processes.js';
 
@@ -20,33 +20,11 @@ const cached = client.defaults({ cache: { store: new MemoryCacheStore() } });
 const get = row === 'uncached' ? () => client.get(url) : () => cached.get(url);
 await runCalls(get, Number(warmUp), 10);
 
-const session = new Session();
-session.connect();
-// A sample every 256 bytes on average; the objects the garbage collector took since stay in the profile.
-await session.post('HeapProfiler.startSampling', {
-    samplingInterval: 256,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
-});
-await runCalls(get, Number(count), 10);
-const { profile } = await session.post('HeapProfiler.stopSampling');
-session.disconnect();
-
-const bytes = new Map();
-let total = 0;
-(function walk(node) {
-    const { functionName, url: file, lineNumber } = node.callFrame;
-    const where = `${functionName || '(anonymous)'} ${file.replace(/^.*\/(node_modules|dist|bench)\//, '$1/')}:${lineNumber + 1}`;
-    bytes.set(where, (bytes.get(where) ?? 0) + node.selfSize);
-    total += node.selfSize;
-    for (const child of node.children) {
-        walk(child);
-    }
-})(profile.head);
+const { byFunction, total } = await allocationsOf(() => runCalls(get, Number(count), 10));
 
 const perCall = (value) => (value / Number(count)).toFixed(0).padStart(7);
 console.log(`${row}: ${perCall(total)} bytes per call sampled, by allocating function:`);
-for (const [where, value] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, Number(rows))) {
+for (const [where, value] of byFunction.slice(0, Number(rows))) {
     console.log(`${perCall(value)}  ${where}`);
 }
 

@@ -3,7 +3,7 @@
 // pays for), over `count` GETs at concurrency 50 after a warm-up. Prints bytes per request by allocating
 // function (self), the largest first; what tracing adds is a traced variant's table less the plain one's.
 //   node bench/profile/tracing-allocations.js <variant> [count=5000] [warm-up=10000] [rows=40] [baseline build directory]
-import { Session } from 'node:inspector/promises';
+import { allocationsOf } from '../lib/allocations.js';
 import { runCalls } from '../lib/calls.js';
 import { startChild, stopChild } from '../lib/processes.js';
 import { setUpVariant } from '../lib/traced-variants.js';
@@ -14,33 +14,11 @@ const origin = await startChild('../servers/origin.js');
 const { get, sdk } = await setUpVariant(variant, `http://127.0.0.1:${origin.port}/small`, baselineDirectory);
 await runCalls(get, Number(warmUp), 50);
 
-const session = new Session();
-session.connect();
-// A sample every 256 bytes on average; the objects the garbage collector took since stay in the profile.
-await session.post('HeapProfiler.startSampling', {
-    samplingInterval: 256,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
-});
-await runCalls(get, Number(count), 50);
-const { profile } = await session.post('HeapProfiler.stopSampling');
-session.disconnect();
-
-const bytes = new Map();
-let total = 0;
-(function walk(node) {
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|dist|bench)\//, '$1/')}:${lineNumber + 1}`;
-    bytes.set(where, (bytes.get(where) ?? 0) + node.selfSize);
-    total += node.selfSize;
-    for (const child of node.children) {
-        walk(child);
-    }
-})(profile.head);
+const { byFunction, total } = await allocationsOf(() => runCalls(get, Number(count), 50));
 
 const perRequest = (value) => (value / Number(count)).toFixed(0).padStart(7);
 console.log(`${variant}: ${perRequest(total)} bytes per request sampled, by allocating function:`);
-for (const [where, value] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, Number(rows))) {
+for (const [where, value] of byFunction.slice(0, Number(rows))) {
     console.log(`${perRequest(value)}  ${where}`);
 }
 
