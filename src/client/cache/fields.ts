@@ -113,11 +113,20 @@ export function hopByHopFields(rawHeaders: readonly string[]): ReadonlySet<strin
     return names;
 }
 
+// The most lines `holdsExactly` compares: its walk is quadratic in them, and a response of a few dozen
+// fields is the usual; past that (a hostile server's thousand lines) it answers false at once.
+const comparedLines = 64;
+
 /**
  * True when `stored` holds, for each name of `lines` (name, value, name, value... with `names` their
  * lower-case names), exactly those lines of it, in their order: no line more, none fewer, none other.
+ * False, without comparing, past `comparedLines` lines on either side.
  */
 export function holdsExactly(stored: readonly string[], lines: readonly string[], names: readonly string[]): boolean {
+    if (names.length > comparedLines || stored.length > 2 * comparedLines) {
+        return false;
+    }
+
     for (let first = 0; first < names.length; first++) {
         const name = names[first]!;
         if (names.indexOf(name) < first) {
