@@ -123,15 +123,17 @@ export class CacheLayer extends SentHops {
         const ifModifiedSince = header(headers['if-modified-since']);
         const callerConditional = ifNoneMatch !== undefined || ifModifiedSince !== undefined;
         if (judgement.suitability !== 'validate') {
-            if (judgement.suitability === 'stale-while-revalidate') {
-                revalidateInBackground(this.flow, this.pipeline, this.store, this.settings, call, entry);
-            }
-
             // What it found is shared with this process's waiters, when this call led them.
             this.coalescing?.end('shared', entry);
             const notModified =
                 callerConditional && satisfiesCallerCondition(entry, ifNoneMatch, ifModifiedSince, parseHttpDate);
             answerStored(this.flow, this.pipeline, call, entry, judgement, notModified, now);
+            if (judgement.suitability === 'stale-while-revalidate') {
+                // After the answer: the call's hops are numbered as they start (the tracing channels' `number`
+                // and `reason`), and the stale answer is the call's own hop, the revalidation one nobody waits for.
+                revalidateInBackground(this.flow, this.pipeline, this.store, this.settings, call, entry);
+            }
+
             return;
         }
 

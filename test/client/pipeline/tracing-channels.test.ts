@@ -102,6 +102,13 @@ describe('tracing channels over HTTP/1.1', () => {
                 setTimeout(() => res.end('late'), 50);
             } else if (req.url === '/cached') {
                 res.writeHead(200, { 'cache-control': 'max-age=60' }).end('kept');
+            } else if (req.url === '/stale') {
+                const headers = { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"s"' };
+                if (req.headers['if-none-match'] === '"s"') {
+                    res.writeHead(304, headers).end();
+                } else {
+                    res.writeHead(200, headers).end('stale soon');
+                }
             } else if (req.url === '/flaky' && attempts++ === 0) {
                 res.writeHead(503).end('try again');
             } else {
@@ -188,6 +195,24 @@ describe('tracing channels over HTTP/1.1', () => {
         expect(hit[0]).toMatchObject({ fromCache: true, reason: 'initial' });
         expect(hit[0]!.req).toBeUndefined();
         expect(hit[0]!.response?.headers['cache-status']).toMatch(/^tracewire; hit/);
+    });
+
+    it('a stale response served while the cache revalidates it: the revalidation a hop of the call that served it, after it settled', async () => {
+        const api = new Client().defaults({ cache: true });
+        await api.get(`${server.url}/stale`);
+        const { res } = await api.get(`${server.url}/stale`);
+        expect(res.headers['cache-status']).toMatch(/^tracewire; hit; .*detail=stale-while-revalidate/);
+        const [, served] = childrenOf(undefined);
+        // The call settled with the stale response; its revalidation, which nobody waits for, comes after.
+        await expect.poll(() => names(childrenOf(served))).toEqual(['hop 1 initial', 'hop 2 revalidation']);
+        const [stale, revalidation] = childrenOf(served);
+        await expect.poll(() => revalidation!.ended).toBe(true);
+        expect(stale!.message).toMatchObject({ fromCache: true, reason: 'initial' });
+        const message = revalidation!.message as HopMessage;
+        expect(message).toMatchObject({ call: served!.message, fromCache: false, reason: 'revalidation' });
+        expect(message.req).toBeDefined();
+        expect(message.response?.statusCode).toBe(304);
+        expect(revalidation!.error).toBeUndefined();
     });
 
     it('the plain channels: a subscriber that comes while a traced call is under way gets none of its messages', async () => {
