@@ -42,6 +42,13 @@ mock.intercept({ origin, method: () => true })
             return { status: 200, headers: { 'cache-control': 'max-age=60', 'content-length': 4 }, body: 'body' };
         }
 
+        if (request.path === '/swr') {
+            const headers = { etag: '"w"', 'cache-control': 'max-age=0, stale-while-revalidate=60' };
+            return request.headers['if-none-match'] === '"w"'
+                ? { status: 304, headers }
+                : { status: 200, headers, body: 'body' };
+        }
+
         if (request.headers['if-none-match'] === '"v"') {
             return { status: 304, headers: { etag: '"v"', 'cache-control': 'max-age=0' } };
         }
@@ -89,6 +96,32 @@ describe('instrumentation of a cached client', () => {
                 'revalidated'
             ]);
             expect(served).toBe(3);
+        } finally {
+            handle.disable?.();
+        }
+    });
+
+    it('a stale response served while it is revalidated: its span first, then the revalidation in a span of its own', async () => {
+        otel.reset();
+        const client = new Client().defaults({ mock, events: true, cache: true });
+        const handle = instrumentClient(client, {
+            tracerProvider: otel.tracerProvider,
+            meterProvider: otel.meterProvider
+        });
+        try {
+            await client.get(`${origin}/swr`);
+            const { res } = await client.get(`${origin}/swr`);
+            expect(res.headers['cache-status']).toMatch(/detail=stale-while-revalidate/);
+            const clientSpans = () => otel.spans().filter((span) => span.kind === SpanKind.CLIENT);
+            await expect.poll(() => clientSpans().length).toBe(3);
+            const [miss, served, revalidation] = clientSpans();
+            expect(miss!.attributes[ATTR_TRACEWIRE_CACHE]).toBe('miss');
+            expect(served!.attributes[ATTR_TRACEWIRE_CACHE]).toBe('hit');
+            expect(served!.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE]).toBe(200);
+            // The revalidation nobody waits for: the origin's 304, in a span that starts after the served one's.
+            expect(revalidation!.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE]).toBe(304);
+            const startOf = (span: typeof served) => span!.startTime[0] * 1e9 + span!.startTime[1];
+            expect(startOf(revalidation)).toBeGreaterThanOrEqual(startOf(served));
         } finally {
             handle.disable?.();
         }
