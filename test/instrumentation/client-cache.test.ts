@@ -120,6 +120,9 @@ describe('instrumentation of a cached client', () => {
             expect(served!.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE]).toBe(200);
             // The revalidation nobody waits for: the origin's 304, in a span that starts after the served one's.
             expect(revalidation!.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE]).toBe(304);
+            // What the cache made of it, as for a call's own revalidation: the stored response updated.
+            expect(revalidation!.attributes[ATTR_TRACEWIRE_CACHE]).toBe('revalidated');
+            expect(revalidation!.attributes[ATTR_TRACEWIRE_CACHE_STORED]).toBe(true);
             const startOf = (span: typeof served) => span!.startTime[0] * 1e9 + span!.startTime[1];
             expect(startOf(revalidation)).toBeGreaterThanOrEqual(startOf(served));
         } finally {

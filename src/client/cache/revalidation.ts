@@ -5,11 +5,13 @@ import type { Agents, EffectiveOptions, HopRequest, HopResponse } from '../contr
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
 import { Hop, type HopOwner } from '../wire/hop.js';
-import { entryHead, storeWithBody, updatedEntry } from './entries.js';
+import { writeResponse, writeUpdate } from './answer-writes.js';
+import { type CacheCall, passOn } from './cache-call.js';
 import type { GuardedStore } from './guarded-store.js';
-import { isStorable, requestDirectives, responseDirectives } from './policy.js';
+import { judgeOriginResponse } from './origin-answer.js';
+import { requestDirectives } from './policy.js';
 import type { CacheSettings } from './settings.js';
-import { conditionalFields, matches304 } from './validators.js';
+import { conditionalFields } from './validators.js';
 
 // A background revalidation nobody waits for still ends: a server that never answers costs this at most.
 const revalidationTimeout = 30_000;
@@ -27,7 +29,9 @@ export interface StaleCall {
 /**
  * RFC 5861 3 (`stale-while-revalidate`): the caller has the stale response; this sends the
  * conditional request on its own, outside the caller's request (its promise, signal and timeout),
- * as a hop on the pipeline like any other, and stores what comes back. Nothing waits for it.
+ * as a hop on the pipeline like any other, and stores what comes back. Nothing waits for it. Its
+ * answer is judged as a call's revalidation is (origin-answer.ts), and its listeners see the same
+ * Cache-Status on it: `fwd=stale`, the origin's status, `stored` once the write has landed.
  */
 export function revalidateInBackground(
     counts: { readonly agents: Agents },
@@ -56,10 +60,27 @@ export function revalidateInBackground(
     delete options.signal;
     delete options.onUploadProgress;
     delete options.onDownloadProgress;
-    const owner = new BackgroundRevalidation(counts.agents, store, settings, call.key, entry, () =>
+    const revalidation: CacheCall = {
+        // The method the entry answered: a HEAD call is served from a GET's entry, an OPTIONS one from its own.
+        method: entry.method,
+        target: call.target,
+        options,
+        resendReason: undefined,
+        key: call.key,
+        directives: requestDirectives(options.headers),
+        outcome: 'revalidated',
+        entry,
+        // No stale response answers this one's failure or 5xx: the caller has had the stale one already.
+        judgement: undefined,
+        validating: true,
+        requestTime: Date.now(),
+        answer: undefined,
+        collapsed: undefined,
+        fetcher: undefined
+    };
+    const owner = new BackgroundRevalidation(counts.agents, store, settings, revalidation, pipeline !== undefined, () =>
         keys.delete(call.key)
     );
-    // The method the entry answered: a HEAD call is served from a GET's entry, an OPTIONS one from its own.
     new Hop(owner, entry.method, options, pipeline).send(call.target);
 }
 
@@ -69,14 +90,14 @@ class BackgroundRevalidation implements HopOwner {
     readonly retryCount = 0;
     readonly staleResends = 0;
     private timer: NodeJS.Timeout | undefined;
-    private readonly requestTime = Date.now();
 
     constructor(
         readonly agents: Agents,
         private readonly store: GuardedStore,
         private readonly settings: CacheSettings,
-        private readonly key: string,
-        private readonly entry: CachedResponse,
+        private readonly call: CacheCall,
+        /** The hop has a pipeline: listeners see its response, and the Cache-Status on it. */
+        private readonly observed: boolean,
         private readonly done: () => void
     ) {}
 
@@ -89,34 +110,39 @@ class BackgroundRevalidation implements HopOwner {
         this.timer.unref();
     }
 
-    // The revalidation counts as under way until what it stores has landed (a stale hit meanwhile starts
-    // no other), and its timeout runs on until then: a body that stalls is cut, which ends it too.
-    hopResponded(hop: Hop, res: HopResponse): void {
-        const responseTime = Date.now();
-        const shared = this.settings.shared;
-        if (res.statusCode === 304 && matches304(this.entry, res.rawHeaders)) {
-            res.resume();
-            const updated = updatedEntry(this.entry, res, this.requestTime, responseTime, shared);
-            if (updated.noStore) {
-                this.finish();
-            } else {
-                this.store.set(this.key, updated.entry).then(this.finish);
-            }
-
-            return;
+    responseArrived(hop: Hop, res: HopResponse): void {
+        const call = this.call;
+        try {
+            call.answer = judgeOriginResponse(call, hop, res, this.settings, noRetries, this.observed);
+        } catch {
+            // A response the rules could not read is not stored.
+            call.answer = passOn;
         }
+    }
 
-        const directives = responseDirectives(res.rawHeaders);
-        const request = { headers: hop.options.headers, directives: requestDirectives(hop.options.headers) };
-        if (isStorable(request, res.statusCode as number, res.rawHeaders, directives, shared)) {
-            // The method the entry answered, as the hop was sent.
-            const head = entryHead(this.entry.method, res, hop.options.headers, this.requestTime, responseTime);
-            storeWithBody(this.store, this.key, head, directives, shared, res, this.finish);
-        } else {
-            this.finish();
+    // The revalidation counts as under way until what it stores has landed (a stale hit meanwhile starts
+    // no other), and its timeout runs on until then: a body that stalls is cut, which ends it too. The end
+    // of the response (and of its hop) comes after the write, as a call's does.
+    hopResponded(_hop: Hop, res: HopResponse): void {
+        const { key } = this.call;
+        const answer = this.call.answer ?? passOn;
+        this.call.answer = undefined;
+        switch (answer.kind) {
+            case 'updated':
+                if (answer.stores) {
+                    writeUpdate(this.store, key, answer, res, undefined).then(this.finish);
+                    return;
+                }
+
+                break;
+            case 'keep':
+                writeResponse(this.store, key, answer, this.settings.shared, res, this.finish);
+                res.resume();
+                return;
         }
 
         res.resume();
+        this.finish();
     }
 
     hopFailed(_hop: Hop, _err: HttpError): void {
@@ -132,3 +158,6 @@ class BackgroundRevalidation implements HopOwner {
         this.done();
     };
 }
+
+// A background revalidation is never retried: a 5xx is its answer, passed on and not stored.
+const noRetries = { retriesResponse: (): boolean => false };

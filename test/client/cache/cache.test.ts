@@ -445,6 +445,49 @@ describe('Cache: validation', () => {
         expect(again.res.headers['cache-status']).toMatch(/detail=stale-while-revalidate/);
     });
 
+    it("a background revalidation's response tells its listeners what the cache made of it: `fwd=stale`, the origin's status, `stored` once written", async () => {
+        const store = new MemoryCacheStore();
+        const client = new Client().defaults({ mock, events: true, cache: { store } });
+        const seenAtResponse: (string | undefined)[] = [];
+        const seenAtEnd: (string | undefined)[] = [];
+        client.events.on('response', (_err, { res }) => {
+            if (res !== undefined) {
+                seenAtResponse.push(res.headers['cache-status'] as string | undefined);
+                res.on('end', () => seenAtEnd.push(res.headers['cache-status'] as string | undefined));
+            }
+        });
+        const url = serve((request) =>
+            request.headers['if-none-match'] === '"a"'
+                ? { status: 304, headers: { 'cache-control': 'max-age=60', etag: '"a"' } }
+                : {
+                      status: 200,
+                      headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"a"' },
+                      body: 'body'
+                  }
+        );
+        await client.get(url);
+        await client.get(url);
+        await expect.poll(() => seenAtEnd.length).toBe(3);
+        // The miss, the stale hit served at once, then the revalidation: its 304 forwarded because the
+        // stored response was stale, completed with `stored` once the update had landed, before its end.
+        expect(seenAtResponse[2]).toMatch(/^tracewire; fwd=stale; fwd-status=304; ttl=(59|60)$/);
+        expect(seenAtEnd[2]).toMatch(/^tracewire; fwd=stale; fwd-status=304; stored; ttl=(59|60)$/);
+        expect((await client.get(url)).res.headers['cache-status']).toMatch(/^tracewire; hit; ttl=(59|60)$/);
+
+        // A revalidation answered with a new response: stored once its body has come, as a call's is.
+        const changed = serve((_request, count) => ({
+            status: 200,
+            headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` },
+            body: `v${count}`
+        }));
+        seenAtEnd.length = 0;
+        await client.get(changed);
+        await client.get(changed);
+        await expect.poll(() => seenAtEnd.length).toBe(3);
+        expect(seenAtEnd[2]).toMatch(/^tracewire; fwd=stale; fwd-status=200; stored; ttl=-?\d+$/);
+        expect(String((await store.get(changed))[0]!.body)).toBe('v2');
+    });
+
     it('stale-if-error: a stale response answers a 5xx or a network failure', async () => {
         const { client } = cached();
         // A stored response, then a 500, then connections reset.
