@@ -3,7 +3,7 @@ import type { HopResponse } from '../contract/types.js';
 import { afterWrite, type WireAnswer } from './cache-call.js';
 import type { StoreEnded } from './coalescing.js';
 import { storeWithBody } from './entries.js';
-import type { GuardedStore } from './guarded-store.js';
+import type { GuardedStore, StoreWrite } from './guarded-store.js';
 import { completeCacheStatus } from './response.js';
 
 /**
@@ -36,8 +36,9 @@ export function writeResponse(
 }
 
 /**
- * Writes a 304's update of the stored response; resolves, once it settled, with the member of the
- * response the caller gets, also completed on the 304, whose end (and that of its hop) comes after.
+ * Writes a 304's update of the stored response; gives, once it settled, the member of the response
+ * the caller gets, also completed on the 304, whose end (and that of its hop) comes after. The client's
+ * own `MemoryCacheStore` has settled it on return: the member is given as it is, not as a promise.
  */
 export function writeUpdate(
     store: GuardedStore,
@@ -45,16 +46,26 @@ export function writeUpdate(
     answer: Kept<'updated'>,
     res: HopResponse,
     written: StoreEnded | undefined
-): Promise<string> {
+): string | Promise<string> {
     const entry: CachedResponse = answer.entry;
-    return store.set(key, entry).then((write) => {
-        written?.(entry);
-        const final = afterWrite(answer.member, write);
-        if (answer.shown) {
-            completeCacheStatus(res, answer.member.told, final);
-        }
+    const now = store.setNow(key, entry);
+    return now === undefined
+        ? store.set(key, entry).then((write) => updateLanded(answer, res, written, write))
+        : updateLanded(answer, res, written, now);
+}
 
-        res.resume();
-        return final;
-    });
+function updateLanded(
+    answer: Kept<'updated'>,
+    res: HopResponse,
+    written: StoreEnded | undefined,
+    write: StoreWrite
+): string {
+    written?.(answer.entry);
+    const final = afterWrite(answer.member, write);
+    if (answer.shown) {
+        completeCacheStatus(res, answer.member.told, final);
+    }
+
+    res.resume();
+    return final;
 }

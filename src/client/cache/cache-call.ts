@@ -140,10 +140,20 @@ export function pendingMember(facts: MemberFacts): PendingMember {
 /** The member `pending` becomes once its write ended as `write`: `stored`, or a `detail` that says why not. */
 export function afterWrite(pending: PendingMember, write: StoreWrite): string {
     const facts = pending.facts;
-    return write === 'stored'
-        ? member({ ...facts, stored: true })
-        : member({ ...facts, detail: notStoredDetails[write] });
+    if (write !== 'stored') {
+        return member({ ...facts, detail: notStoredDetails[write] });
+    }
+
+    // The member says what `told` does, and `stored`: the same `told`, the same member. A key written
+    // many times a second (a 304's update) has the same member each time: the last one is kept.
+    if (pending.told !== lastStored.told) {
+        lastStored = { told: pending.told, stored: member({ ...facts, stored: true }) };
+    }
+
+    return lastStored.stored;
 }
+
+let lastStored = { told: '', stored: '' };
 
 /** A Cache-Status member (RFC 9211) from the facts given, the others unset. */
 export function member(facts: MemberFacts): string {

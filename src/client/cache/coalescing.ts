@@ -41,17 +41,27 @@ export function fillKey(
     entries: readonly CachedResponse[],
     headers: CacheCall['options']['headers']
 ): string {
-    const names = new Set<string>();
-    for (const entry of entries) {
-        for (const name in entry.vary) {
+    // Made for the first name only: most stored responses vary on nothing, and their key is the URL's.
+    let names: Set<string> | undefined;
+    // Indexed: a store's list may be frozen, which a for-of walks with an iterator result per entry.
+    for (let i = 0; i < entries.length; i++) {
+        for (const name in entries[i]!.vary) {
+            names ??= new Set();
             names.add(name);
         }
+    }
+
+    if (names === undefined) {
+        return key;
     }
 
     // The values as a stored variant keeps them, so the calls one variant answers coalesce.
     const values = varyValues([...names], headers);
     return values === undefined ? key : `${key}\n${varyText(values)}`;
 }
+
+/** What the cache layer goes on with after joining a fill. */
+export type JoinedTurn = Pick<FillTurn, 'waited' | 'shared' | 'recheck'>;
 
 /** Told the entry written once a write settled, or undefined when nothing was written. */
 export type StoreEnded = (entry: CachedResponse | undefined) => void;
@@ -76,17 +86,19 @@ export class CallCoalescing {
      * Joins the fill of `call`'s request: `waited` when the call waited for another's fetch (then it is
      * answered from `shared`, the entry that fetch stored in this process, or looks the store up again),
      * else it fetches (leading the fill, or alone), after a second lookup when it took the store's lock
-     * (`recheck`). A wait is bounded by the call's `timeout` too.
+     * (`recheck`). A wait is bounded by the call's `timeout` too. A turn known at once is given as it
+     * is (fills.ts): the call goes on in the same turn of the loop.
      */
-    async join(
-        call: CacheCall,
-        entries: readonly CachedResponse[]
-    ): Promise<Pick<FillTurn, 'waited' | 'shared' | 'recheck'>> {
+    join(call: CacheCall, entries: readonly CachedResponse[]): JoinedTurn | Promise<JoinedTurn> {
         const timeout = call.options.timeout;
         const lockTimeout = this.settings.lockTimeout;
         const bound = typeof timeout === 'number' && timeout > 0 && timeout < lockTimeout ? timeout : lockTimeout;
         const key = fillKey(call.key, entries, call.options.headers);
-        const turn = await this.fills.join(key, this.settings, bound);
+        const turn = this.fills.join(key, this.settings, bound);
+        return turn instanceof Promise ? turn.then((taken) => this.took(call, key, taken)) : this.took(call, key, turn);
+    }
+
+    private took(call: CacheCall, key: string, turn: FillTurn): JoinedTurn {
         this.lead = turn.lead;
         this.passed = turn.passed ? key : undefined;
         if (turn.waited) {

@@ -110,8 +110,11 @@ export class Fills {
     /**
      * The call's part in the fill of `key`: it waits for the one under way (at most `waitBound` ms), or
      * leads a new one; with fill locks, a lead whose lock another instance holds waits for that one first.
+     * A turn known at once (the request marked pass, or a lead without a store's lock to take) is given
+     * as it is, not as a promise: a request marked pass, every call of a key revalidated on each call,
+     * went through two promises and their turns of the loop for it.
      */
-    async join(key: string, settings: CoalesceSettings, waitBound: number): Promise<FillTurn> {
+    join(key: string, settings: CoalesceSettings, waitBound: number): FillTurn | Promise<FillTurn> {
         const passUntil = this.passes.get(key);
         if (passUntil !== undefined) {
             if (passUntil > Date.now()) {
@@ -123,10 +126,7 @@ export class Fills {
 
         const underway = this.pending.get(key);
         if (underway !== undefined) {
-            // The fill's own timer ends it at lockTimeout: a shorter bound needs one of its own.
-            const shared = await (waitBound < settings.lockTimeout ? within(underway.done, waitBound) : underway.done);
-            const fetcher = underway.fetcher?.eventUri;
-            return { lead: undefined, waited: true, fetcher, passed: false, shared, recheck: false };
+            return waitFor(underway, settings, waitBound);
         }
 
         const lead = new FillLead(this, key, settings);
@@ -139,6 +139,17 @@ export class Fills {
             return { lead, waited: false, fetcher: undefined, passed: false, shared: undefined, recheck: false };
         }
 
+        return this.lockOrWait(lead, locks, key, settings, waitBound);
+    }
+
+    /** A new lead's turn with the store's fill locks: it takes the lock, or waits for the instance that holds it. */
+    private async lockOrWait(
+        lead: FillLead,
+        locks: FillLocks,
+        key: string,
+        settings: CoalesceSettings,
+        waitBound: number
+    ): Promise<FillTurn> {
         const lock = await this.store.within<FillLock | undefined>(
             'lockFill',
             () => locks.lockFill(key, settings.lockTimeout),
@@ -215,6 +226,14 @@ export class Fills {
 
         lead.release(shared);
     }
+}
+
+/** The turn of a call that waits for the fill under way (at most `waitBound` ms). */
+async function waitFor(underway: FillLead, settings: CoalesceSettings, waitBound: number): Promise<FillTurn> {
+    // The fill's own timer ends it at lockTimeout: a shorter bound needs one of its own.
+    const shared = await (waitBound < settings.lockTimeout ? within(underway.done, waitBound) : underway.done);
+    const fetcher = underway.fetcher?.eventUri;
+    return { lead: undefined, waited: true, fetcher, passed: false, shared, recheck: false };
 }
 
 function expire(fills: Fills, lead: FillLead): void {

@@ -2,7 +2,7 @@ import { isHttpError } from '../../errors/index.js';
 import type { CachedResponse, CacheStore } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
 import { type CacheStoreErrorMessage, publishCacheStoreError } from '../pipeline/channels.js';
-import { isMemoryCacheStore, MemoryCacheStore } from './stores/memory-store.js';
+import { isMemoryCacheStore, MemoryCacheStore, writeNow } from './stores/memory-store.js';
 
 // How long a request waits for its store by default: past this the network answers (README "Cache";
 // the `storeTimeout` of the cache option changes it).
@@ -57,6 +57,26 @@ export class GuardedStore {
         }
 
         return this.bounded<StoreWrite>('set', write, 'error', 'timeout', this.timeout);
+    }
+
+    /**
+     * Writes `entry` for `key` now when the store is the client's own `MemoryCacheStore`, whose writes
+     * settle at once and never fail: how it ended; undefined for any other store, which `set` writes.
+     * `entry` is the cache's own, only read from then on: when its field list and `vary` are frozen
+     * already (the stored ones, which a 304 that changes no field keeps), it is frozen too, and the store
+     * keeps it as it is rather than a copy (stores/frozen-entry.ts).
+     */
+    setNow(key: string, entry: CachedResponse): StoreWrite | undefined {
+        const store = this.store;
+        if (!this.#inProcess || store.set !== inProcessSet) {
+            return undefined;
+        }
+
+        if (Object.isFrozen(entry.rawHeaders) && (entry.vary === undefined || Object.isFrozen(entry.vary))) {
+            Object.freeze(entry);
+        }
+
+        return writeNow(store as MemoryCacheStore, key, entry) ? 'stored' : 'declined';
     }
 
     delete(key: string): Promise<void> {

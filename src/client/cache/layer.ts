@@ -4,6 +4,7 @@ import type { Pipeline } from '../pipeline/pipeline.js';
 import type { Destination } from '../wire/destination.js';
 import { Hop } from '../wire/hop.js';
 import { type CacheCall, type CachedFlow, cacheKey, member } from './cache-call.js';
+import type { JoinedTurn } from './coalescing.js';
 import { parseHttpDate } from './http-date.js';
 import { bypassesCache, judge, requestDirectives } from './policy.js';
 import { gatewayTimeout } from './response.js';
@@ -163,30 +164,44 @@ export class CacheLayer extends SentHops {
             return;
         }
 
+        const turn = coalescing.join(call, entries);
         const lookup = this.lookups;
+        if (turn instanceof Promise) {
+            turn.then((taken) => this.took(call, validators, taken, lookup));
+        } else if (turn.waited || turn.recheck || turn.shared !== undefined) {
+            this.took(call, validators, turn, lookup);
+        } else {
+            // Known at once that it fetches (it leads, or the request is marked pass): in this turn of the loop.
+            this.forward(call, validators);
+        }
+    }
+
+    /**
+     * The call goes on with its turn in the fill: one that waited is answered by what the fetch stored
+     * (looked up again when it was another instance's), or goes on its own; one that took the store's
+     * lock looks again before it fetches.
+     */
+    private took(call: CacheCall, validators: Validators, turn: JoinedTurn, lookup: number): void {
         const wanted = () => lookup === this.lookups && !this.flow.settled;
         const go = (found: readonly CachedResponse[] | undefined) => {
             if (!wanted()) {
-                coalescing.end('failed');
+                this.coalescing!.end('failed');
             } else {
                 this.guard(() => (found === undefined ? this.forward(call, validators) : this.decide(call, found)));
             }
         };
-        coalescing.join(call, entries).then(({ waited, shared, recheck }) => {
-            // A call that waited is answered by what the fetch stored (looked up again when it was another
-            // instance's), or goes on its own; one that took the store's lock looks again before it fetches.
-            if ((waited || recheck) && wanted() && shared === undefined) {
-                this.store.get(call.key).then(go);
-            } else {
-                go(shared === undefined ? undefined : [shared]);
-            }
-        });
+        const shared = turn.shared;
+        if ((turn.waited || turn.recheck) && wanted() && shared === undefined) {
+            this.store.get(call.key).then(go);
+        } else {
+            go(shared === undefined ? undefined : [shared]);
+        }
     }
 
     /** Sends the call's request as a hop the layer owns, with `validators` added when given. */
     private forward(call: CacheCall, validators: Validators): void {
         let options = call.options;
-        if (validators !== undefined && Object.keys(validators).length > 0) {
+        if (validators !== undefined && hasFields(validators)) {
             options = { ...options, headers: { ...options.headers, ...validators } };
             this.validatedCopy = options;
             this.validatedFrom = call.options;
@@ -201,7 +216,15 @@ export class CacheLayer extends SentHops {
 }
 
 /** The conditional fields the layer adds to validate a stored response. */
-type Validators = Record<string, string> | undefined;
+type Validators = Readonly<Record<string, string>> | undefined;
+
+function hasFields(fields: Readonly<Record<string, string>>): boolean {
+    for (const _ in fields) {
+        return true;
+    }
+
+    return false;
+}
 
 function header(value: string | number | readonly string[] | undefined): string | undefined {
     return value === undefined ? undefined : Array.isArray(value) ? value.join(', ') : String(value);

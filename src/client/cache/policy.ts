@@ -127,38 +127,38 @@ export function judge(entry: CachedResponse, request: CacheDirectives, shared: b
     const directives = responseDirectives(entry.rawHeaders);
     const { age, lifetime } = freshnessOf(entry, directives, shared, now);
     const ttl = lifetime - age;
-    const judged = (suitability: Suitability, byRequest = false): Judgement => ({
-        suitability,
-        byRequest,
-        ttl,
-        directives
-    });
     if (directives.noCache) {
-        return judged('validate');
+        return judged('validate', false, ttl, directives);
     }
 
     if (request.noCache || (request.maxAge !== undefined && age > request.maxAge)) {
-        return judged('validate', true);
+        return judged('validate', true, ttl, directives);
     }
 
     if (ttl > 0) {
-        return request.minFresh !== undefined && ttl < request.minFresh ? judged('validate', true) : judged('fresh');
+        const tooOld = request.minFresh !== undefined && ttl < request.minFresh;
+        return tooOld ? judged('validate', true, ttl, directives) : judged('fresh', false, ttl, directives);
     }
 
     // Stale: may it be served without the origin?
     if (directives.mustRevalidate || (shared && (directives.proxyRevalidate || directives.sMaxage !== undefined))) {
-        return judged('validate');
+        return judged('validate', false, ttl, directives);
     }
 
     if (request.maxStale !== undefined && -ttl <= request.maxStale) {
-        return judged('stale-allowed');
+        return judged('stale-allowed', false, ttl, directives);
     }
 
     if (directives.staleWhileRevalidate !== undefined && -ttl <= directives.staleWhileRevalidate) {
-        return judged('stale-while-revalidate');
+        return judged('stale-while-revalidate', false, ttl, directives);
     }
 
-    return judged('validate');
+    return judged('validate', false, ttl, directives);
+}
+
+// A function of the module, not a closure over the judgement's values: one fewer object per lookup.
+function judged(suitability: Suitability, byRequest: boolean, ttl: number, directives: CacheDirectives): Judgement {
+    return { suitability, byRequest, ttl, directives };
 }
 
 /** RFC 5861 4: true when a stale `entry` may answer instead of an error (`status` a 5xx, or undefined for a network failure). */
@@ -190,6 +190,9 @@ const staleKeep = 86_400;
 
 /** True for the methods RFC 9110 calls safe: the only ones a cache may store for (README "Cache", `methods`). */
 
+// What most responses (every GET's) invalidate: one list for all of them.
+const noUrls: readonly URL[] = Object.freeze([]);
+
 /**
  * RFC 9111 4.4: the URLs whose stored responses an unsafe request invalidates once it got a
  * non-error response: its own, and those of `Location` and `Content-Location` on the same origin.
@@ -199,9 +202,9 @@ export function invalidatedUrls(
     target: URL | string,
     statusCode: number,
     rawHeaders: readonly string[]
-): URL[] {
+): readonly URL[] {
     if (isSafeMethod(method) || statusCode < 200 || statusCode >= 400) {
-        return [];
+        return noUrls;
     }
 
     // Parsed only here: most responses (every GET) invalidate nothing.

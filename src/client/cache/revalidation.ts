@@ -130,7 +130,14 @@ class BackgroundRevalidation implements HopOwner {
         switch (answer.kind) {
             case 'updated':
                 if (answer.stores) {
-                    writeUpdate(this.store, key, answer, res, undefined).then(this.finish);
+                    // Landed already when the store is the client's own MemoryCacheStore (answer-writes.ts).
+                    const landed = writeUpdate(this.store, key, answer, res, undefined);
+                    if (typeof landed === 'string') {
+                        this.finish();
+                    } else {
+                        landed.then(this.finish);
+                    }
+
                     return;
                 }
 

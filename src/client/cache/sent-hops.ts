@@ -106,7 +106,7 @@ export abstract class SentHops extends FlowHopOwner {
     private responded(call: CacheCall, hop: Hop, res: HopResponse, answer: WireAnswer): void {
         const written = this.coalescing?.answered(answer, res, () => this.flow.retriesResponse(hop, res));
         switch (answer.kind) {
-            case 'updated':
+            case 'updated': {
                 if (!answer.stores) {
                     res.resume();
                     this.answerAfter(hop, call, answer.entry, answer.member.told);
@@ -114,12 +114,19 @@ export abstract class SentHops extends FlowHopOwner {
                 }
 
                 // The update lands before the caller has the response it made (docs/cache.md, "The `cache` option").
-                writeUpdate(this.store, call.key, answer, res, written).then((cacheStatus) => {
-                    if (!this.flow.settled) {
-                        this.guard(() => this.answerAfter(hop, call, answer.entry, cacheStatus));
-                    }
-                });
+                const landed = writeUpdate(this.store, call.key, answer, res, written);
+                if (typeof landed === 'string') {
+                    this.answerAfter(hop, call, answer.entry, landed);
+                } else {
+                    landed.then((cacheStatus) => {
+                        if (!this.flow.settled) {
+                            this.guard(() => this.answerAfter(hop, call, answer.entry, cacheStatus));
+                        }
+                    });
+                }
+
                 return;
+            }
             case 'stale-if-error':
                 res.resume();
                 this.answerAfter(hop, call, answer.entry, answer.cacheStatus);

@@ -6,8 +6,23 @@ import { fieldValue, holdsExactly, hopByHopFields, withoutFields } from './field
  * is still good, and the update of that response from the 304 that says it is.
  */
 
-/** `If-None-Match` / `If-Modified-Since` from the stored validators; empty when it has none. */
-export function conditionalFields(entry: CachedResponse): Record<string, string> {
+/**
+ * `If-None-Match` / `If-Modified-Since` from the stored validators; empty when it has none. One frozen
+ * record per stored field list, which never changes: each revalidation of a key read them again.
+ */
+export function conditionalFields(entry: CachedResponse): Readonly<Record<string, string>> {
+    let fields = conditionalOf.get(entry.rawHeaders);
+    if (fields === undefined) {
+        fields = Object.freeze(validatorsOf(entry));
+        conditionalOf.set(entry.rawHeaders, fields);
+    }
+
+    return fields;
+}
+
+const conditionalOf = new WeakMap<readonly string[], Readonly<Record<string, string>>>();
+
+function validatorsOf(entry: CachedResponse): Record<string, string> {
     const fields: Record<string, string> = {};
     const etag = fieldValue(entry.rawHeaders, 'etag');
     if (etag !== undefined) {
@@ -36,6 +51,38 @@ export function updatedBy304(
     requestTime: number,
     responseTime: number
 ): CachedResponse {
+    const stored = entry.rawHeaders;
+    const repeated = repeatedBy.get(stored);
+    return {
+        ...entry,
+        rawHeaders: repeated !== undefined && sameLines(repeated, rawHeaders) ? stored : merged(stored, rawHeaders),
+        requestTime,
+        responseTime
+    };
+}
+
+// The lines of a 304 found to repeat a stored list (below), per list, as they came: the next 304 with
+// the same lines, name for name and value for value (a key revalidated many times a second gets the same
+// 304 within the second), repeats it too, known without each name lower-cased and looked up again,
+// which was most of what a 304's update cost. Written once per list.
+const repeatedBy = new WeakMap<readonly string[], readonly string[]>();
+
+function sameLines(a: readonly string[], b: readonly string[]): boolean {
+    if (a.length !== b.length) {
+        return false;
+    }
+
+    for (let i = 0; i < a.length; i++) {
+        if (a[i] !== b[i]) {
+            return false;
+        }
+    }
+
+    return true;
+}
+
+/** The stored fields with those of the 304 in place of theirs: `stored` itself when the 304 changes none. */
+function merged(stored: readonly string[], rawHeaders: readonly string[]): readonly string[] {
     const skip = hopByHopFields(rawHeaders);
     const added: string[] = [];
     // The lower-case name of each added line.
@@ -52,15 +99,13 @@ export function updatedBy304(
     // such: the same validators, directives and `Date` within the second) changes nothing: the stored
     // list stands, with what was worked out from it, which is kept per list (its directives, its age,
     // the fields of an answer).
-    const stored = entry.rawHeaders;
-    return {
-        ...entry,
-        rawHeaders: holdsExactly(stored, added, addedNames)
-            ? stored
-            : [...withoutFields(stored, new Set(addedNames)), ...added],
-        requestTime,
-        responseTime
-    };
+    if (!holdsExactly(stored, added, addedNames)) {
+        return [...withoutFields(stored, new Set(addedNames)), ...added];
+    }
+
+    // A copy: the 304's own list is its response's, which may change (its Cache-Status added).
+    repeatedBy.set(stored, rawHeaders.slice());
+    return stored;
 }
 
 /**

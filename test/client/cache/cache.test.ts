@@ -868,6 +868,52 @@ describe('Cache: a failing store', () => {
         expect(Date.now() - started).toBeLessThan(5000);
     });
 
+    it("a MemoryCacheStore's write of a 304's update is done at once only while its `set` is its own", async () => {
+        const store = new MemoryCacheStore();
+        const client = new Client().defaults({ mock, cache: { store, storeTimeout: 50 } });
+        const url = serve((request) =>
+            request.headers['if-none-match'] === '"a"'
+                ? { status: 304, headers: { etag: '"a"', 'cache-control': 'max-age=0' } }
+                : { status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=0' }, body: 'body' }
+        );
+        await client.get(url);
+        const own = await client.get(url);
+        expect(String(own.payload)).toBe('body');
+        expect(own.res.headers['cache-status']).toMatch(/^tracewire; fwd=stale; fwd-status=304; stored; ttl=-?[01]$/);
+        // Replaced on the instance, its `set` is bounded as any store's: a write that never lands is a timeout.
+        store.set = () => new Promise(() => {});
+        const replaced = await client.get(url);
+        expect(String(replaced.payload)).toBe('body');
+        expect(replaced.res.headers['cache-status']).toMatch(
+            /^tracewire; fwd=stale; fwd-status=304; ttl=-?[01]; detail=store-timeout$/
+        );
+    });
+
+    it("a 304's update in a MemoryCacheStore is kept frozen, whether it repeats the stored fields or changes them", async () => {
+        const store = new MemoryCacheStore();
+        const client = new Client().defaults({ mock, cache: { store } });
+        const url = serve((request, count) =>
+            request.headers['if-none-match'] === '"a"'
+                ? { status: 304, headers: { etag: '"a"', 'cache-control': 'max-age=0', 'x-version': versions[count]! } }
+                : { status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=0' }, body: 'body' }
+        );
+        await client.get(url);
+        // By request count: a field added, repeated (the stored list kept), changed.
+        const versions = ['', '', 'a', 'a', 'b'];
+        for (const version of versions.slice(2)) {
+            const { res, payload } = await client.get(url);
+            expect(String(payload)).toBe('body');
+            expect(res.headers['x-version']).toBe(version);
+            const [entry] = await store.get(url);
+            expect(Object.isFrozen(entry)).toBe(true);
+            expect(Object.isFrozen(entry!.rawHeaders)).toBe(true);
+            expect(entry!.rawHeaders).toContain(version);
+            expect(() => {
+                (entry as { statusCode: number }).statusCode = 500;
+            }).toThrow(TypeError);
+        }
+    });
+
     it('a Proxy of a MemoryCacheStore is a store like any other: its failing calls are caught, never left to reject', async () => {
         // The methods read through the Proxy run on it, not on the store, and throw: a store error, not a stalled call.
         const store = new Proxy(new MemoryCacheStore(), {});

@@ -52,6 +52,24 @@ describe('MemoryCacheStore', () => {
         expect(Object.isFrozen(own)).toBe(false);
     });
 
+    it('a key written again stays the most recently used, whether it was the last one used or not', async () => {
+        const url = (name: string) => `https://example.test/${name}`;
+        const store = new MemoryCacheStore({ maxCount: 2 });
+        await store.set(url('a'), cachedResponse());
+        await store.set(url('b'), cachedResponse());
+        // b, the last one used, written again (a 304's update of the key just looked up): a goes first.
+        await store.set(url('b'), cachedResponse({ statusCode: 203 }));
+        await store.set(url('c'), cachedResponse());
+        expect(await store.get(url('a'))).toStrictEqual([]);
+        expect((await store.get(url('b')))[0]!.statusCode).toBe(203);
+        // c written again after b was used: b goes first.
+        await store.set(url('c'), cachedResponse({ statusCode: 203 }));
+        await store.set(url('d'), cachedResponse());
+        expect(await store.get(url('b'))).toStrictEqual([]);
+        expect((await store.get(url('c')))[0]!.statusCode).toBe(203);
+        expect(store.count).toBe(2);
+    });
+
     it('drops entries past their deleteAt when asked for them', async () => {
         const store = new MemoryCacheStore();
         await store.set('https://example.test/old', cachedResponse({ deleteAt: Date.now() - 1 }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheKey } from '../../../src/client/cache/cache-call.js';
+import { afterWrite, cacheKey, pendingMember } from '../../../src/client/cache/cache-call.js';
 import { cacheOutcomeOf, cacheStatusMember } from '../../../src/client/cache/cache-status.js';
 import { parseDirectives } from '../../../src/client/cache/directives.js';
 import { headersOf } from '../../../src/client/cache/fields.js';
@@ -241,6 +241,55 @@ describe('conditions and Cache-Status', () => {
             expect(
                 update.rawHeaders.filter((_, index, all) => index % 2 === 1 && all[index - 1] === 'Link')
             ).toStrictEqual(link);
+        }
+    });
+
+    it('a 304 with the lines of one found to repeat the stored list keeps it; one with any other line is merged', () => {
+        const entry = stored(['ETag', '"a"', 'Cache-Control', 'max-age=0', 'Date', 'Mon, 01 Jan 2024 00:00:00 GMT']);
+        const later = now + 1000;
+        const lines = ['Date', 'Mon, 01 Jan 2024 00:00:00 GMT', 'etag', '"a"', 'cache-control', 'max-age=0'];
+        expect(updatedBy304(entry, lines, now, later).rawHeaders).toBe(entry.rawHeaders);
+        // The same lines again (another array): the stored list, known from the first.
+        expect(updatedBy304(entry, [...lines], now, later).rawHeaders).toBe(entry.rawHeaders);
+        // As many lines, one value other, one name other: each merged, not taken for the repeat.
+        const newer = ['Date', 'Mon, 01 Jan 2024 00:00:01 GMT', 'etag', '"a"', 'cache-control', 'max-age=0'];
+        expect(updatedBy304(entry, newer, now, later).rawHeaders).toStrictEqual(newer);
+        const renamed = ['Date', 'Mon, 01 Jan 2024 00:00:00 GMT', 'etag', '"a"', 'x-other', 'max-age=0'];
+        expect(updatedBy304(entry, renamed, now, later).rawHeaders).toStrictEqual([
+            'Cache-Control',
+            'max-age=0',
+            'Date',
+            'Mon, 01 Jan 2024 00:00:00 GMT',
+            'etag',
+            '"a"',
+            'x-other',
+            'max-age=0'
+        ]);
+        // The 304's own list changed after its update (a response's fields may be): what was compared is
+        // what it held then, so its new lines are merged as any others.
+        const other = stored([...entry.rawHeaders]);
+        const changing = [...lines];
+        expect(updatedBy304(other, changing, now, later).rawHeaders).toBe(other.rawHeaders);
+        changing[5] = 'max-age=60';
+        const updated = updatedBy304(other, [...changing], now, later).rawHeaders;
+        expect(updated).not.toBe(other.rawHeaders);
+        expect(updated).toContain('max-age=60');
+    });
+
+    it("a write's member once it landed: `stored` added to what the pending one told, each for its own facts", () => {
+        const sixty = pendingMember({ outcome: 'revalidated', forwardStatus: 304, ttl: 60 });
+        const thirty = pendingMember({ outcome: 'revalidated', forwardStatus: 304, ttl: 30 });
+        const waited = pendingMember({ outcome: 'revalidated', forwardStatus: 304, ttl: 60, collapsed: false });
+        for (let round = 0; round < 2; round++) {
+            expect(afterWrite(sixty, 'stored')).toBe('tracewire; fwd=stale; fwd-status=304; stored; ttl=60');
+            expect(afterWrite(sixty, 'stored')).toBe('tracewire; fwd=stale; fwd-status=304; stored; ttl=60');
+            expect(afterWrite(thirty, 'stored')).toBe('tracewire; fwd=stale; fwd-status=304; stored; ttl=30');
+            expect(afterWrite(waited, 'stored')).toBe(
+                'tracewire; fwd=stale; collapsed=?0; fwd-status=304; stored; ttl=60'
+            );
+            expect(afterWrite(sixty, 'timeout')).toBe(
+                'tracewire; fwd=stale; fwd-status=304; ttl=60; detail=store-timeout'
+            );
         }
     });
 

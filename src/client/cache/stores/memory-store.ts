@@ -30,6 +30,12 @@ interface Variants {
 }
 
 /**
+ * `set` of a `MemoryCacheStore`, done in the same turn: true when stored, false when declined. For the
+ * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn.
+ */
+export let writeNow: (store: MemoryCacheStore, key: string, entry: CachedResponse) => boolean;
+
+/**
  * A `CacheStore` in this process's memory (README "Cache"): bounded by total bytes, entries and
  * entry size; the least recently used URL goes first when a bound is reached.
  */
@@ -89,6 +95,15 @@ export class MemoryCacheStore implements CacheStore {
 
     /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
     async set(key: string, entry: CachedResponse): Promise<boolean> {
+        return this.#write(key, entry);
+    }
+
+    static {
+        writeNow = (store, key, entry) => store.#write(key, entry);
+    }
+
+    /** `set`, done now: false when it declined the entry. */
+    #write(key: string, entry: CachedResponse): boolean {
         const bytes = sizeOf(key, entry);
         const held = this.#byKey.get(key);
         const others = held === undefined ? [] : held.items.filter((item) => !sameVariant(item.entry, entry));
@@ -121,7 +136,11 @@ export class MemoryCacheStore implements CacheStore {
             }
 
             this.#entries -= previous.items.length;
-            this.#byKey.delete(key);
+            if (key !== this.#youngest || next.length === 0) {
+                // Moved to the end by the set below; the key there already (a run of writes and lookups
+                // of one URL) is replaced where it stands.
+                this.#byKey.delete(key);
+            }
         }
 
         if (next.length === 0) {
