@@ -3,7 +3,7 @@ import type { HopResponse } from '../contract/types.js';
 import type { CacheDirectives } from './directives.js';
 import { hopByHopFields, withoutFields } from './fields.js';
 import type { GuardedStore, StoreWrite } from './guarded-store.js';
-import { responseDirectives, usefulUntil } from './policy.js';
+import { type Judgement, judge, requestDirectives, usefulFor, usefulUntil } from './policy.js';
 import { copyBody } from './response.js';
 import { updatedBy304 } from './validators.js';
 import { type RequestHeaders, varyNames, varyValues } from './vary.js';
@@ -15,20 +15,25 @@ import { type RequestHeaders, varyNames, varyValues } from './vary.js';
 
 const emptyBody = Buffer.alloc(0);
 
-/** A stored response updated by a 304 (RFC 9111 4.3.4), kept until it is of no use; `noStore` when the 304 forbids keeping it. */
+/**
+ * A stored response updated by a 304 (RFC 9111 4.3.4), kept until it is of no use, and judged as it
+ * arrived (for no request's directives); `noStore` when the 304 forbids keeping it.
+ */
 export function updatedEntry(
     entry: CachedResponse,
     res: HopResponse,
     requestTime: number,
     responseTime: number,
     shared: boolean
-): { entry: CachedResponse; noStore: boolean } {
+): { entry: CachedResponse; noStore: boolean; judgement: Judgement } {
     const updated = updatedBy304(entry, res.rawHeaders, requestTime, responseTime);
-    const directives = responseDirectives(updated.rawHeaders);
-    // Set on the entry just made, not on a copy: what was worked out for it (its age) stays with it.
-    updated.deleteAt = usefulUntil(updated, directives, shared, responseTime);
-    return { entry: updated, noStore: directives.noStore };
+    const judgement = judge(updated, noDirectives, shared, responseTime);
+    // Set on the entry just made, not on a copy; from the judgement's freshness, worked out once.
+    updated.deleteAt = usefulFor(judgement.ttl, judgement.directives, responseTime);
+    return { entry: updated, noStore: judgement.directives.noStore, judgement };
 }
+
+const noDirectives = requestDirectives({});
 
 /** What is stored of a response to `method` before its body has come: its head, as the origin sent it, without hop-by-hop fields. */
 export function entryHead(

@@ -33,7 +33,7 @@ export function judgeOriginResponse(
     if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
         const updated = updatedEntry(entry, res, call.requestTime, responseTime, shared);
         const stores = !call.directives.noStore && !updated.noStore;
-        const judgement = judge(updated.entry, noDirectives, shared, responseTime);
+        const judgement = updated.judgement;
         const ttl = judgement.ttl;
         // `stored` once the update has landed (layer.ts): until then the 304 says nothing of it.
         const status304 = pendingMember({ outcome: call.outcome, forwardStatus: 304, ttl, collapsed });

@@ -179,10 +179,15 @@ export function servesStaleOnError(
 /** Epoch ms after which a stored response is of no use, even stale (store.ts `deleteAt`). */
 export function usefulUntil(entry: CachedResponse, directives: CacheDirectives, shared: boolean, now: number): number {
     const { age, lifetime } = freshnessOf(entry, directives, shared, now);
+    return usefulFor(lifetime - age, directives, now);
+}
+
+/** `usefulUntil` of a response judged at `now` (its `ttl`, judge()'s, and its directives). */
+export function usefulFor(ttl: number, directives: CacheDirectives, now: number): number {
     const staleUse = Math.max(directives.staleWhileRevalidate ?? 0, directives.staleIfError ?? 0);
     // A stale response stays useful past its freshness: a 304 renews it for a header round trip, a
     // request may accept it stale (max-stale). The store's bounds decide what goes first.
-    return now + (Math.max(0, lifetime - age) + Math.max(staleUse, staleKeep)) * 1000;
+    return now + (Math.max(0, ttl) + Math.max(staleUse, staleKeep)) * 1000;
 }
 
 // How long a stale response is kept for a conditional request or max-stale: a day.

@@ -114,7 +114,8 @@ function merged(stored: readonly string[], rawHeaders: readonly string[]): reado
  */
 export function matches304(entry: CachedResponse, rawHeaders: readonly string[]): boolean {
     const etag = fieldValue(rawHeaders, 'etag');
-    return etag === undefined || etag === fieldValue(entry.rawHeaders, 'etag');
+    // The stored one as the conditional fields kept it for the list (the ETag is `If-None-Match`'s value).
+    return etag === undefined || etag === conditionalFields(entry)['if-none-match'];
 }
 
 /**

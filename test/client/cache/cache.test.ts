@@ -889,6 +889,38 @@ describe('Cache: a failing store', () => {
         );
     });
 
+    it("a 304 updates the stored response only when its ETag is the stored one's, or it carries none", async () => {
+        const store = new MemoryCacheStore();
+        const client = new Client().defaults({ mock, cache: { store } });
+        const etags = ['', '', '"b"', '', '"a"'];
+        const url = serve((request, count) =>
+            request.headers['if-none-match'] === '"a"'
+                ? {
+                      status: 304,
+                      headers: {
+                          ...(etags[count] === '' ? {} : { etag: etags[count]! }),
+                          'cache-control': 'max-age=0',
+                          'x-seen': String(count)
+                      }
+                  }
+                : { status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=0' }, body: 'body' }
+        );
+        await client.get(url);
+        // Another ETag: not the stored response's 304; it is the caller's, and the store keeps what it had.
+        const other = await client.request('GET', url);
+        expect(other.statusCode).toBe(304);
+        await client.read(other);
+        expect((await store.get(url))[0]!.rawHeaders).not.toContain('x-seen');
+        // None, then the stored one: each updates it.
+        for (const count of [3, 4]) {
+            const { res, payload } = await client.get(url);
+            expect(res.statusCode).toBe(200);
+            expect(String(payload)).toBe('body');
+            expect(res.headers['x-seen']).toBe(String(count));
+            expect((await store.get(url))[0]!.rawHeaders).toContain(String(count));
+        }
+    });
+
     it("a 304's update in a MemoryCacheStore is kept frozen, whether it repeats the stored fields or changes them", async () => {
         const store = new MemoryCacheStore();
         const client = new Client().defaults({ mock, cache: { store } });

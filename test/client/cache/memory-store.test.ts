@@ -70,6 +70,22 @@ describe('MemoryCacheStore', () => {
         expect(store.count).toBe(2);
     });
 
+    it("counts an entry's bytes anew for a write with other fields or another body, as before for the same ones", async () => {
+        const store = new MemoryCacheStore();
+        const url = 'https://example.test/sized';
+        await store.set(url, cachedResponse({ rawHeaders: ['ETag', '"a"'], body: Buffer.from('body') }));
+        const [stored] = await store.get(url);
+        const size = store.size;
+        // A 304 that changes no field: the same list and body, new times.
+        await store.set(url, { ...stored!, responseTime: stored!.responseTime + 1000 });
+        expect(store.size).toBe(size);
+        await store.set(url, { ...stored!, rawHeaders: ['ETag', '"a"', 'X-More', 'more'] });
+        expect(store.size).toBe(size + 2 * ('X-More'.length + 'more'.length));
+        const [longer] = await store.get(url);
+        await store.set(url, { ...longer!, body: Buffer.from('a longer body') });
+        expect(store.size).toBe(size + 2 * ('X-More'.length + 'more'.length) + 'a longer body'.length - 4);
+    });
+
     it('drops entries past their deleteAt when asked for them', async () => {
         const store = new MemoryCacheStore();
         await store.set('https://example.test/old', cachedResponse({ deleteAt: Date.now() - 1 }));

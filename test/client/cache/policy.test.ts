@@ -2,12 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { afterWrite, cacheKey, pendingMember } from '../../../src/client/cache/cache-call.js';
 import { cacheOutcomeOf, cacheStatusMember } from '../../../src/client/cache/cache-status.js';
 import { parseDirectives } from '../../../src/client/cache/directives.js';
+import { updatedEntry } from '../../../src/client/cache/entries.js';
 import { headersOf } from '../../../src/client/cache/fields.js';
 import { freshnessLifetime } from '../../../src/client/cache/freshness.js';
 import { parseHttpDate } from '../../../src/client/cache/http-date.js';
-import { invalidatedUrls, isStorable, judge, requestDirectives } from '../../../src/client/cache/policy.js';
+import {
+    invalidatedUrls,
+    isStorable,
+    judge,
+    requestDirectives,
+    usefulUntil
+} from '../../../src/client/cache/policy.js';
 import { satisfiesCallerCondition, updatedBy304 } from '../../../src/client/cache/validators.js';
 import type { CachedResponse } from '../../../src/client/contract/cache-store.js';
+import type { HopResponse } from '../../../src/client/contract/types.js';
 
 /** README "Cache": the RFC 9111 rules, as the pure functions the layer acts on. */
 
@@ -290,6 +298,24 @@ describe('conditions and Cache-Status', () => {
             expect(afterWrite(sixty, 'timeout')).toBe(
                 'tracewire; fwd=stale; fwd-status=304; ttl=60; detail=store-timeout'
             );
+        }
+    });
+
+    it("a 304's update is kept until it is of no use, worked out from its judgement as it arrived", () => {
+        const entry = stored(['ETag', '"a"', 'Cache-Control', 'max-age=0']);
+        const later = now + 2000;
+        for (const [cacheControl, shared] of [
+            ['max-age=60', false],
+            ['max-age=60, stale-while-revalidate=30', false],
+            ['max-age=5, stale-if-error=200000', false],
+            ['s-maxage=100, max-age=10', true],
+            ['no-cache', false]
+        ] as const) {
+            const res = { rawHeaders: ['ETag', '"a"', 'Cache-Control', cacheControl] } as HopResponse;
+            const { entry: updated, judgement } = updatedEntry(entry, res, now, later, shared);
+            const directives = parseDirectives(cacheControl);
+            expect(updated.deleteAt).toBe(usefulUntil(updated, directives, shared, later));
+            expect(judgement).toStrictEqual(judge(updated, requestDirectives({}), shared, later));
         }
     });
 

@@ -104,8 +104,13 @@ export class MemoryCacheStore implements CacheStore {
 
     /** `set`, done now: false when it declined the entry. */
     #write(key: string, entry: CachedResponse): boolean {
-        const bytes = sizeOf(key, entry);
         const held = this.#byKey.get(key);
+        const only = held !== undefined && held.items.length === 1 ? held.items[0]! : undefined;
+        // What a 304 that changes no field writes: the size of the one held, on the same fields and body.
+        const bytes =
+            only !== undefined && only.entry.rawHeaders === entry.rawHeaders && only.entry.body === entry.body
+                ? only.bytes
+                : sizeOf(key, entry);
         const others = held === undefined ? [] : held.items.filter((item) => !sameVariant(item.entry, entry));
         if (bytes > this.maxEntrySize || bytes > this.#maxSize) {
             // Declined; the variant it would have replaced is outdated all the same.
