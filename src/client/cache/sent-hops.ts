@@ -151,9 +151,19 @@ export abstract class SentHops extends FlowHopOwner {
      * derives a redirect's or a retry's options from them.
      */
     private dropValidators(hop: Hop, call: CacheCall | undefined): void {
-        if (call?.validating === true) {
-            delete hop.options.headers['if-none-match'];
-            delete hop.options.headers['if-modified-since'];
+        if (call?.validating !== true) {
+            return;
+        }
+
+        const headers = hop.options.headers;
+        if (holdsBesideValidators(headers, call.options.headers)) {
+            // Nothing changed the copy the validators went in (no listener edited it): the fields it was
+            // made from are those without them. A delete made the copy a dictionary, which cost more than
+            // the copy itself.
+            hop.options.headers = call.options.headers;
+        } else {
+            delete headers['if-none-match'];
+            delete headers['if-modified-since'];
         }
     }
 
@@ -165,6 +175,30 @@ export abstract class SentHops extends FlowHopOwner {
             this.flow.fail(clientFailure(`The cache failed: ${(err as Error).message}`, err));
         }
     }
+}
+
+type Headers = CacheCall['options']['headers'];
+
+/** True when `copy` holds the fields of `original` (which has no validators), the same values, and the validators alone beside them. */
+function holdsBesideValidators(copy: Headers, original: Headers): boolean {
+    let fields = 0;
+    for (const name in copy) {
+        if (name === 'if-none-match' || name === 'if-modified-since') {
+            continue;
+        }
+
+        if (copy[name] !== original[name]) {
+            return false;
+        }
+
+        fields++;
+    }
+
+    for (const _ in original) {
+        fields--;
+    }
+
+    return fields === 0;
 }
 
 // One guarded view per store: its entry limit is read once.

@@ -708,6 +708,35 @@ describe('Cache: everything else through the cache', () => {
         expect(res.headers['x-conditional']).toBe('none');
     });
 
+    it("a listener's change to a revalidation's fields stays with its redirect, the validators do not", async () => {
+        const { client } = cached();
+        const events = new Client().defaults({ mock, events: true, cache: { store: new MemoryCacheStore() } });
+        const target = serve((request) => ({
+            status: 200,
+            headers: {
+                'x-conditional': String(request.headers['if-none-match'] ?? 'none'),
+                'x-added': String(request.headers['x-added'] ?? 'none')
+            },
+            body: 'target'
+        }));
+        const moved = serve((_request, count) => ({
+            status: count <= 2 ? 200 : 301,
+            headers: { 'cache-control': 'max-age=0', etag: '"m"', ...(count <= 2 ? {} : { location: target }) }
+        }));
+        await client.get(moved);
+        await events.get(moved);
+        events.events!.on('preRequest', (uri, options) => {
+            // On the revalidation only: the redirect has it from the revalidation's fields.
+            if (uri.pathname === new URL(moved).pathname) {
+                options.headers['x-added'] = 'yes';
+            }
+        });
+        const { res } = await events.get(moved, { redirects: 1 });
+        expect(hits(moved).at(-1)!.headers['if-none-match']).toBe('"m"');
+        expect(res.headers['x-conditional']).toBe('none');
+        expect(res.headers['x-added']).toBe('yes');
+    });
+
     it('retries through the cache, and stores what the retry got', async () => {
         const { client } = cached();
         const url = serve((_request, count) => ({
