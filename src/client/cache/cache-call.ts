@@ -43,6 +43,11 @@ export abstract class FlowHopOwner implements HopOwner {
         return this.flow.staleResends;
     }
 
+    /** The flow's reader, a helper's, reads the response the call ends with (HopOwner): the origin's or the one the cache makes. */
+    get readsResponseBody(): boolean {
+        return this.flow.readsResponseBody === true;
+    }
+
     streamFor(payload: PreparedPayload, options: EffectiveOptions): PayloadReplay | HttpError | undefined {
         return this.flow.streamFor(payload, options);
     }

@@ -142,7 +142,7 @@ export abstract class SentHops extends FlowHopOwner {
     /** The flow gets a response made from `entry` in place of the one the hop got (a 304, a 5xx) or did not get. */
     private answerAfter(hop: Hop, call: CacheCall, entry: CachedResponse, cacheStatus: string): void {
         const res = responseFrom(entry, call.method, currentAge(entry, Date.now()), cacheStatus);
-        hop.clock.carriedBy(res);
+        hop.clock.carriedBy(res, this.observed || this.flow.readsResponseBody !== true);
         this.flow.hopResponded(hop, res);
     }
 

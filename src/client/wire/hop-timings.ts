@@ -134,12 +134,14 @@ export class HopClock implements BodyNotes, ConnectionMoments {
 
     /**
      * A response made in place of the one the hop got (the cache's answer after a 304 or a 5xx): it
-     * carries the hop's record, and the end of its body is the hop's `end`.
+     * carries the hop's record, and the end of its body is the hop's `end`, noted as `responded` notes it.
      */
-    carriedBy(res: HopResponse): void {
+    carriedBy(res: HopResponse, watchBody: boolean): void {
         (res as TimedResponse).timings = this.timings;
-        res.on('end', onBodyEnd);
-        res.on('close', onBodyClose);
+        if (watchBody) {
+            res.on('end', onBodyEnd);
+            res.on('close', onBodyClose);
+        }
     }
 
     bodyEnded(): void {

@@ -1150,6 +1150,39 @@ describe('Cache: the event pipeline', () => {
         expect(timings.at(-1)).toBe(wire);
     });
 
+    it("timings without listeners: a hit's and a revalidation's end is noted whoever reads the answer, a helper or the caller", async () => {
+        const client = new Client().defaults({ mock, cache: true });
+        const fresh = serve(reply(200, { 'cache-control': 'max-age=60' }, 'fresh body'));
+        const revalidated = serve((_request, count) => ({
+            status: count === 1 ? 200 : 304,
+            headers: { 'cache-control': 'max-age=0', etag: '"n"' },
+            body: count === 1 ? 'body' : undefined
+        }));
+        await client.get(fresh);
+        await client.get(revalidated);
+        const ended = (timings: Timings) => {
+            expect(timings.end).toBeGreaterThanOrEqual(timings.response!);
+            expect(timings.phases.download).toBeGreaterThanOrEqual(0);
+            expect(timings.phases.total).toBeGreaterThanOrEqual(0);
+        };
+
+        // Read by a helper, which notes the end itself.
+        const hit = await client.get(fresh);
+        expect(hit.res.headers['cache-status']).toMatch(/hit/);
+        ended(hit.res.timings);
+        const viaHelper = await client.get(revalidated);
+        expect(viaHelper.res.headers['cache-status']).toMatch(/fwd-status=304/);
+        ended(viaHelper.res.timings);
+
+        // Handed to the caller, who reads it: the response itself tells the end.
+        for (const url of [fresh, revalidated]) {
+            const res = await client.request('GET', url);
+            expect(res.timings.end).toBeUndefined();
+            expect(String(await client.read(res))).toMatch(/body/);
+            ended(res.timings);
+        }
+    });
+
     it('a throwing listener fails a hit as it fails a request', async () => {
         const client = new Client().defaults({ mock, events: true, cache: true });
         const url = serve(reply(200, { 'cache-control': 'max-age=60' }));
