@@ -488,6 +488,37 @@ describe('Cache: validation', () => {
         expect(String((await store.get(changed))[0]!.body)).toBe('v2');
     });
 
+    it('a background revalidation whose write fails says so: no `stored`, `detail=store-error`, the stale entry kept', async () => {
+        const inner = new MemoryCacheStore();
+        let down = false;
+        const store: CacheStore = {
+            get: (key) => inner.get(key),
+            delete: (key) => inner.delete(key),
+            set: (key, entry) => (down ? Promise.reject(new Error('the store is down')) : inner.set(key, entry))
+        };
+        const client = new Client().defaults({ mock, events: true, cache: { store } });
+        const seenAtEnd: (string | undefined)[] = [];
+        client.events.on('response', (_err, { res }) => {
+            res?.on('end', () => seenAtEnd.push(res.headers['cache-status'] as string | undefined));
+        });
+        const url = serve((request) =>
+            request.headers['if-none-match'] === '"d"'
+                ? { status: 304, headers: { 'cache-control': 'max-age=60', etag: '"d"' } }
+                : {
+                      status: 200,
+                      headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"d"' },
+                      body: 'body'
+                  }
+        );
+        await client.get(url);
+        down = true;
+        await client.get(url);
+        await expect.poll(() => seenAtEnd.length).toBe(3);
+        expect(seenAtEnd[2]).toMatch(/^tracewire; fwd=stale; fwd-status=304; ttl=(59|60); detail=store-error$/);
+        // The update did not land: the entry is still the stale one, served stale again.
+        expect((await client.get(url)).res.headers['cache-status']).toMatch(/detail=stale-while-revalidate/);
+    });
+
     it('stale-if-error: a stale response answers a 5xx or a network failure', async () => {
         const { client } = cached();
         // A stored response, then a 500, then connections reset.
