@@ -62,18 +62,13 @@ export class GuardedStore {
     /**
      * Writes `entry` for `key` now when the store is the client's own `MemoryCacheStore`, whose writes
      * settle at once and never fail: how it ended; undefined for any other store, which `set` writes.
-     * `entry` is the cache's own, only read from then on: when its field list and `vary` are frozen
-     * already (the stored ones, which a 304 that changes no field keeps), it is frozen too, and the store
-     * keeps it as it is rather than a copy (stores/frozen-entry.ts).
+     * `entry` is the cache's own, only read from then on: the store freezes it (its field list and
+     * `vary` too) and keeps it as it is rather than a copy (stores/frozen-entry.ts).
      */
     setNow(key: string, entry: CachedResponse): StoreWrite | undefined {
         const store = this.store;
         if (!this.#inProcess || store.set !== inProcessSet) {
             return undefined;
-        }
-
-        if (Object.isFrozen(entry.rawHeaders) && (entry.vary === undefined || Object.isFrozen(entry.vary))) {
-            Object.freeze(entry);
         }
 
         return writeNow(store as MemoryCacheStore, key, entry) ? 'stored' : 'declined';

@@ -25,10 +25,17 @@ export function frozenEntry(entry: CachedResponse): CachedResponse {
     return freezeOwnEntry(copy);
 }
 
-/** Freezes in place an entry its caller made and no one else holds yet (a store's decoding of a value). */
-export function freezeOwnEntry(entry: CachedResponse): CachedResponse {
-    Object.freeze(entry.rawHeaders);
-    if (entry.vary !== undefined) {
+/**
+ * Freezes in place an entry its caller made and no one else holds yet (a store's decoding of a value, the
+ * cache's update of a stored entry). `held`, when given, is a frozen entry: a field list or `vary` the two
+ * share is frozen already (each freeze is a call into the runtime).
+ */
+export function freezeOwnEntry(entry: CachedResponse, held?: CachedResponse): CachedResponse {
+    if (entry.rawHeaders !== held?.rawHeaders) {
+        Object.freeze(entry.rawHeaders);
+    }
+
+    if (entry.vary !== undefined && entry.vary !== held?.vary) {
         Object.freeze(entry.vary);
     }
 

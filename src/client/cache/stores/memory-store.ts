@@ -1,6 +1,6 @@
 import type { CachedResponse, CacheStore } from '../../contract/cache-store.js';
 import { isCount } from '../../options/values.js';
-import { frozenEntry } from './frozen-entry.js';
+import { freezeOwnEntry, frozenEntry } from './frozen-entry.js';
 
 /** Bounds of a `MemoryCacheStore`; an absent one keeps its default. */
 export interface MemoryCacheStoreOptions {
@@ -27,11 +27,16 @@ interface Variants {
     readonly entries: readonly CachedResponse[];
     /** The earliest `deleteAt` of the variants: until then a lookup has nothing to drop. */
     readonly firstDeleteAt: number;
+    /** `entries` as a lookup's answer, made by the first lookup: the next ones hand out the same settled promise. */
+    found: Promise<readonly CachedResponse[]> | undefined;
 }
+
+const nothingFound: Promise<readonly CachedResponse[]> = Promise.resolve(Object.freeze([]));
 
 /**
  * `set` of a `MemoryCacheStore`, done in the same turn: true when stored, false when declined. For the
- * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn.
+ * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn, and
+ * whose entries are its own, read only from then on: frozen in place rather than copied.
  */
 export let writeNow: (store: MemoryCacheStore, key: string, entry: CachedResponse) => boolean;
 
@@ -71,10 +76,10 @@ export class MemoryCacheStore implements CacheStore {
         return this.#entries;
     }
 
-    async get(key: string): Promise<readonly CachedResponse[]> {
+    get(key: string): Promise<readonly CachedResponse[]> {
         const held = this.#byKey.get(key);
         if (held === undefined) {
-            return [];
+            return nothingFound;
         }
 
         const now = Date.now();
@@ -86,11 +91,14 @@ export class MemoryCacheStore implements CacheStore {
                 this.#youngest = key;
             }
 
-            return held.entries;
+            // Not an async method: the list is the same until the next change, and so is the promise of it.
+            held.found ??= Promise.resolve(held.entries);
+            return held.found;
         }
 
         const alive = held.items.filter((item) => item.entry.deleteAt > now);
-        return this.#replace(key, held, alive)?.entries ?? [];
+        const kept = this.#replace(key, held, alive);
+        return kept === undefined ? nothingFound : Promise.resolve(kept.entries);
     }
 
     /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
@@ -99,11 +107,11 @@ export class MemoryCacheStore implements CacheStore {
     }
 
     static {
-        writeNow = (store, key, entry) => store.#write(key, entry);
+        writeNow = (store, key, entry) => store.#write(key, entry, true);
     }
 
-    /** `set`, done now: false when it declined the entry. */
-    #write(key: string, entry: CachedResponse): boolean {
+    /** `set`, done now: false when it declined the entry. `own`: the entry is the writer's own, frozen in place. */
+    #write(key: string, entry: CachedResponse, own = false): boolean {
         const held = this.#byKey.get(key);
         const only = held !== undefined && held.items.length === 1 ? held.items[0]! : undefined;
         // What a 304 that changes no field writes: the size of the one held, on the same fields and body.
@@ -111,7 +119,11 @@ export class MemoryCacheStore implements CacheStore {
             only !== undefined && only.entry.rawHeaders === entry.rawHeaders && only.entry.body === entry.body
                 ? only.bytes
                 : sizeOf(key, entry);
-        const others = held === undefined ? [] : held.items.filter((item) => !sameVariant(item.entry, entry));
+        // The usual write of a key held once (a 304's update): its one variant replaced, no list filtered.
+        const others =
+            held === undefined || (only !== undefined && sameVariant(only.entry, entry))
+                ? []
+                : held.items.filter((item) => !sameVariant(item.entry, entry));
         if (bytes > this.maxEntrySize || bytes > this.#maxSize) {
             // Declined; the variant it would have replaced is outdated all the same.
             this.#replace(key, held, others);
@@ -119,7 +131,7 @@ export class MemoryCacheStore implements CacheStore {
         }
 
         // The new variant first, the others after it (filter made a list of its own: no copy of it).
-        others.unshift({ entry: frozenEntry(entry), bytes });
+        others.unshift({ entry: own ? freezeOwnEntry(entry, only?.entry) : frozenEntry(entry), bytes });
         this.#replace(key, held, others);
         this.#evict();
         return true;
@@ -164,8 +176,8 @@ export class MemoryCacheStore implements CacheStore {
         }
 
         this.#entries += next.length;
-        const entries = Object.freeze(next.map((item) => item.entry));
-        const variants: Variants = { items: next, entries, firstDeleteAt };
+        const entries = Object.freeze(next.length === 1 ? [next[0]!.entry] : next.map((item) => item.entry));
+        const variants: Variants = { items: next, entries, firstDeleteAt, found: undefined };
         this.#byKey.set(key, variants);
         this.#youngest = key;
         return variants;
