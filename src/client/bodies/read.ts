@@ -16,6 +16,7 @@ import {
 import type { ReadOptions, WithoutNull } from '../contract/types.js';
 import { checkOptions, withoutUnset } from '../options/options.js';
 import { decodersFor, type EncodedSource, hasNoBody } from './content-decoding.js';
+import { heldBodyTaken, takeHeldBody } from './held-body.js';
 import { ProgressCounter } from './progress.js';
 
 // The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
@@ -128,7 +129,7 @@ export function readCheckedPayload(
  * settle. A response cut short is reported as when it is cut while being read.
  */
 function goneBefore(res: ReadableSource): HttpError | undefined {
-    if (res.readableEnded === true) {
+    if (res.readableEnded === true || heldBodyTaken(res)) {
         return payloadStreamFailure('Payload stream already read to its end');
     }
 
@@ -216,6 +217,19 @@ class PayloadReader {
             // No need to read what is already known to be too large.
             this.fail(payloadTooLarge(this.maxBytes));
             return;
+        }
+
+        if (decoders.length === 0 && options.onDownloadProgress === undefined) {
+            const held = takeHeldBody(res);
+            if (held !== undefined) {
+                // In memory already (a response the cache made) and followed by no one else: taken whole.
+                this.push(held);
+                if (!this.settled) {
+                    this.end();
+                }
+
+                return;
+            }
         }
 
         (res as ReaderStream)[readerOf] = this;

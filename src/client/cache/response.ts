@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { noteRequestMethod } from '../../common/message-body.js';
 import { http } from '../../common/node-modules.js';
+import { holdBody } from '../bodies/held-body.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { fieldValue, headersOf, withoutFields } from './fields.js';
 
@@ -12,6 +13,7 @@ import { fieldValue, headersOf, withoutFields } from './fields.js';
  */
 
 const replacedOnAnswer = new Set(['age', 'cache-status']);
+const noBody = Buffer.alloc(0);
 
 /**
  * A response answering from `entry`: its stored fields with `Age` set to `age` seconds and
@@ -120,11 +122,8 @@ function made(
     res.httpVersionMinor = 1;
     res.rawHeaders = rawHeaders;
     res.headers = headers;
-    if (body !== undefined && body.length > 0) {
-        res.push(body);
-    }
-
-    res.push(null);
+    // Pushed into the stream when it is read; a helper's reader takes it whole (bodies/held-body.ts).
+    holdBody(res, body ?? noBody);
     res.complete = true;
     return res;
 }

@@ -1234,3 +1234,84 @@ describe('Cache: the event pipeline', () => {
         });
     });
 });
+
+describe('Cache: the body of an answer from the store', () => {
+    /** A path stored at its first call, stale at once, validated with a 304 from then on. */
+    function revalidatedEachTime(): string {
+        return serve((request) =>
+            request.headers['if-none-match'] === '"b"'
+                ? { status: 304, headers: { 'cache-control': 'max-age=0', etag: '"b"' } }
+                : { status: 200, headers: { 'cache-control': 'max-age=0', etag: '"b"' }, body: 'held body' }
+        );
+    }
+
+    it('a helper takes the body of a hit or a 304 whole, not streamed, and the response reads as read to its end, as one from the network', async () => {
+        const { client } = cached();
+        const fresh = serve(reply(200, { 'cache-control': 'max-age=60' }, 'held body'));
+        const fromNetwork = await client.get(fresh);
+        const hit = await client.get(fresh);
+        await client.get(revalidatedEachTime());
+        const url = revalidatedEachTime();
+        await client.get(url);
+        const validated = await client.get(url);
+        expect(hit.res.headers['cache-status']).toMatch(/^tracewire; hit/);
+        expect(validated.res.headers['cache-status']).toMatch(/^tracewire; fwd=stale; fwd-status=304; stored/);
+        for (const { res, payload } of [hit, validated]) {
+            expect(String(payload)).toBe('held body');
+            // Never flowed: the body was not pushed through the stream to be read back from it.
+            expect(res.readableFlowing).toBeNull();
+            expect(res.timings?.end).toBeTypeOf('number');
+        }
+
+        // Read again, each says what a response from the network read by a helper says.
+        const again = /Payload stream already read to its end/;
+        await expect(client.read(fromNetwork.res)).rejects.toMatchObject({ message: expect.stringMatching(again) });
+        await expect(client.read(hit.res)).rejects.toMatchObject({ message: expect.stringMatching(again) });
+        await expect(client.read(validated.res)).rejects.toMatchObject({ message: expect.stringMatching(again) });
+    });
+
+    it('is streamed when someone else follows the stream: a `response` listener hears its `data` and `end`', async () => {
+        const store = new MemoryCacheStore();
+        const client = new Client().defaults({ mock, events: true, cache: { store } });
+        const heard: string[] = [];
+        client.events.on('response', (_err, { res }) => {
+            if (res !== undefined) {
+                const chunks: Buffer[] = [];
+                res.on('data', (chunk: Buffer) => chunks.push(chunk));
+                res.on('end', () => heard.push(`${res.headers['cache-status']}: ${Buffer.concat(chunks)}`));
+            }
+        });
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'held body'));
+        await client.get(url);
+        const { payload } = await client.get(url);
+        expect(String(payload)).toBe('held body');
+        expect(heard).toHaveLength(2);
+        expect(heard[1]).toMatch(/^tracewire; hit; ttl=\d+: held body$/);
+    });
+
+    it('request(): the answer is a stream that gives its body once, then ends', async () => {
+        const { client } = cached();
+        const url = serve(reply(200, { 'cache-control': 'max-age=60' }, 'held body'));
+        await client.get(url);
+        const res = await client.request('GET', url);
+        const chunks: Buffer[] = [];
+        for await (const chunk of res) {
+            chunks.push(chunk as Buffer);
+        }
+
+        expect(String(Buffer.concat(chunks))).toBe('held body');
+        expect(res.readableEnded).toBe(true);
+        await expect(client.read(res)).rejects.toMatchObject({ message: 'Payload stream already read to its end' });
+    });
+
+    it('a body taken whole is bounded by maxBytes as a streamed one is', async () => {
+        const { client } = cached();
+        const url = revalidatedEachTime();
+        await client.get(url);
+        await expect(client.get(url, { maxBytes: 4 })).rejects.toMatchObject({
+            output: { statusCode: 413 }
+        });
+        const { payload } = await client.get(url, { maxBytes: 9 });
+        expect(String(payload)).toBe('held body');
+    });
+});
