@@ -4,8 +4,8 @@ import type { Readable } from 'node:stream';
  * A response whose body is held whole in memory rather than coming from a connection: the responses
  * the cache makes from a stored one. The body goes into the stream only once someone reads the stream;
  * a reader that wants it whole (a helper's, `read()`) takes it as it is when nothing else follows the
- * stream. Streamed, a body already in memory cost a hit or a 304 more than the rest of its answer
- * (resumed on a later tick, a `data` event, the end and the close on ticks of their own).
+ * stream. Streamed, a body already in memory cost a hit a sixth of its instructions (resumed on a later
+ * tick, a `data` event, the end and the close on ticks of their own).
  */
 
 const heldBody = Symbol('tracewire.heldBody');
