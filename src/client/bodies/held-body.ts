@@ -9,13 +9,10 @@ import type { Readable } from 'node:stream';
  */
 
 const heldBody = Symbol('tracewire.heldBody');
-// What a stream holds once a reader took its body: nothing more to give.
-const taken = Buffer.alloc(0);
+// What a stream holds once its body was read or taken: nothing more to give.
+const spent = Buffer.alloc(0);
 
-interface HoldingStream extends Readable {
-    /** The body until it is read (`null` once in the stream) or taken (`taken`). */
-    [heldBody]?: Buffer | null;
-}
+type HoldingStream = Readable & { [heldBody]?: Buffer };
 
 /** Makes `res`, a stream nothing was pushed into, give `body` to whoever reads it, then end. */
 export function holdBody(res: Readable, body: Buffer): void {
@@ -24,40 +21,40 @@ export function holdBody(res: Readable, body: Buffer): void {
 }
 
 function readHeld(this: HoldingStream): void {
-    const body = this[heldBody];
-    if (body !== null && body !== undefined && body.length > 0) {
+    const body = this[heldBody]!;
+    this[heldBody] = spent;
+    if (body.length > 0) {
         this.push(body);
     }
 
-    this[heldBody] = null;
     this.push(null);
 }
 
 /**
  * The held body of `res`, taken whole, when no one else reads the stream or waits on its events (no
- * `data`, `readable`, `end` or `close` listener, not flowing or paused): they would hear nothing once
- * it is taken. Undefined otherwise, or for any other stream: it is read as a stream is.
+ * `data`, `readable`, `end` or `close` listener, not flowing or paused): they would hear nothing once it
+ * is taken. Undefined for any other stream, or one followed, or spent.
  */
 export function takeHeldBody(res: Readable): Buffer | undefined {
     const body = (res as HoldingStream)[heldBody];
     if (
         body === undefined ||
-        body === null ||
-        body === taken ||
+        body === spent ||
         res.readableFlowing !== null ||
-        res.listenerCount('data') > 0 ||
-        res.listenerCount('readable') > 0 ||
-        res.listenerCount('end') > 0 ||
-        res.listenerCount('close') > 0
+        res.listenerCount('data') +
+            res.listenerCount('readable') +
+            res.listenerCount('end') +
+            res.listenerCount('close') >
+            0
     ) {
         return undefined;
     }
 
-    (res as HoldingStream)[heldBody] = taken;
+    (res as HoldingStream)[heldBody] = spent;
     return body;
 }
 
-/** True when a reader took the body of `res` whole: read to its end, as a streamed body would be. */
-export function heldBodyTaken(res: Readable): boolean {
-    return (res as HoldingStream)[heldBody] === taken;
+/** True when the held body of `res` was read or taken: the stream has nothing more to give. */
+export function heldBodySpent(res: Readable): boolean {
+    return (res as HoldingStream)[heldBody] === spent;
 }

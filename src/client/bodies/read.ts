@@ -16,7 +16,7 @@ import {
 import type { ReadOptions, WithoutNull } from '../contract/types.js';
 import { checkOptions, withoutUnset } from '../options/options.js';
 import { decodersFor, type EncodedSource, hasNoBody } from './content-decoding.js';
-import { heldBodyTaken, takeHeldBody } from './held-body.js';
+import { heldBodySpent, takeHeldBody } from './held-body.js';
 import { ProgressCounter } from './progress.js';
 
 // The reader rides on the streams it listens to, so the listeners are shared functions, not closures.
@@ -129,7 +129,7 @@ export function readCheckedPayload(
  * settle. A response cut short is reported as when it is cut while being read.
  */
 function goneBefore(res: ReadableSource): HttpError | undefined {
-    if (res.readableEnded === true || heldBodyTaken(res)) {
+    if (res.readableEnded === true || heldBodySpent(res)) {
         return payloadStreamFailure('Payload stream already read to its end');
     }
 
@@ -219,17 +219,15 @@ class PayloadReader {
             return;
         }
 
-        if (decoders.length === 0 && options.onDownloadProgress === undefined) {
-            const held = takeHeldBody(res);
-            if (held !== undefined) {
-                // In memory already (a response the cache made) and followed by no one else: taken whole.
-                this.push(held);
-                if (!this.settled) {
-                    this.end();
-                }
-
-                return;
+        // In memory already (a response the cache made) and followed by no one else: taken whole.
+        const held = decoders.length === 0 && !options.onDownloadProgress ? takeHeldBody(res) : undefined;
+        if (held !== undefined) {
+            this.push(held);
+            if (!this.settled) {
+                this.end();
             }
+
+            return;
         }
 
         (res as ReaderStream)[readerOf] = this;

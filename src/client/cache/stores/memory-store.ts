@@ -35,8 +35,7 @@ const nothingFound: Promise<readonly CachedResponse[]> = Promise.resolve(Object.
 
 /**
  * `set` of a `MemoryCacheStore`, done in the same turn: true when stored, false when declined. For the
- * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn, and
- * whose entries are its own, read only from then on: frozen in place rather than copied.
+ * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn.
  */
 export let writeNow: (store: MemoryCacheStore, key: string, entry: CachedResponse) => boolean;
 
