@@ -1,118 +1,73 @@
 // The cache rows of the client section: a fresh hit and a revalidated (304) call of tracewire's cache next
-// to an uncached request, and next to undici 8's cache interceptor (`undici8`, an alias of undici@8 so the
-// other rows keep the undici line they compare with; undici 8 needs Node.js 22.19 or later, and is left
-// out on an older runtime), and next to the floor of a revalidation made with node:http alone. All talk to
-// the section's origin server: GET /small (uncached), /cached (max-age=3600) and /revalidated (max-age=0
-// with an ETag, answered 304).
-import { client, MemoryCacheStore } from 'tracewire';
-import { runCalls } from '../lib/calls.js';
+// to an uncached request, and next to undici 8's cache interceptor, and next to the floor of a revalidation
+// made with node:http alone (lib/cache-rows.js). Each library's rows run in a process of its own
+// (children/cache-runner.js), as the section's clients do: in one shared process, one library's garbage was
+// collected during another's row, and Node's http code was optimised for the objects of all three at once.
+import { cacheLibraries } from '../lib/cache-rows.js';
+import { ask, startChild, stopChild } from '../lib/processes.js';
 import { formatNumber, formatRatio, markdownTable, median, pairedRatio, rotate, verdict } from '../lib/stats.js';
 
 const calls = { count: 5000, concurrency: 10 };
 
-async function undiciCache(origin, log) {
-    try {
-        const undici = await import('undici8');
-        const dispatcher = new undici.Agent().compose(
-            undici.interceptors.cache({ store: new undici.cacheStores.MemoryCacheStore() })
-        );
-        const get = async (path) =>
-            Buffer.from(await (await undici.request(origin + path, { dispatcher })).body.arrayBuffer());
-        return { get, close: () => dispatcher.close() };
-    } catch (error) {
-        log(`  undici 8 cache interceptor: left out, ${error.message}`);
-        return undefined;
+/** One process per library, each validated with a call of every row; a library that fails is left out. */
+async function startLibraries(port, log) {
+    const working = [];
+    for (const library of Object.keys(cacheLibraries)) {
+        let handle;
+        try {
+            handle = await startChild('../children/cache-runner.js', [library, String(port)]);
+            await ask(handle.child, { type: 'validate' });
+            working.push({ library, handle });
+        } catch (error) {
+            log(`  ${library} cache rows: left out, ${error.message.split('\n')[0]}`);
+            await stopChild(handle);
+        }
     }
-}
 
-/**
- * The floor of a revalidation, made with node:http's own calls: what any cache must at least do for a stale
- * entry — find it, send the conditional GET, read the `304`, merge its fields into the stored ones and keep
- * the result (RFC 9111 4.3.4), and give the caller the stored body — with none of the cache's rules (no
- * freshness worked out, no `Vary`, no `Cache-Status`, no events). Beside it, the same client's uncached GET:
- * their ratio is the best a revalidation can do against an uncached call on this transport.
- */
-function rawFloor(port) {
-    const http = process.getBuiltinModule('node:http');
-    const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-    const stored = new Map();
-    const get = (path, headers) =>
-        new Promise((resolve, reject) => {
-            const req = http.request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
-                const chunks = [];
-                res.on('data', (chunk) => chunks.push(chunk));
-                res.on('end', () => resolve({ res, body: Buffer.concat(chunks) }));
-                res.on('error', reject);
-            });
-            req.on('error', reject);
-            req.end();
-        });
-    return {
-        uncached: async () => (await get('/small', {})).body,
-        async revalidated() {
-            const path = '/revalidated';
-            const entry = stored.get(path);
-            const { res, body } = await get(path, entry === undefined ? {} : { 'if-none-match': entry.headers.etag });
-            if (res.statusCode !== 304) {
-                stored.set(path, { statusCode: res.statusCode, headers: res.headers, body });
-                return body;
-            }
-
-            const updated = { ...entry, headers: { ...entry.headers, ...res.headers } };
-            stored.set(path, updated);
-            return updated.body;
-        },
-        close: () => agent.destroy()
-    };
+    return working;
 }
 
 /** Interleaved rounds of each row; returns the section's Markdown and its failed targets. */
 export async function runCacheRows({ port, quick, log }) {
-    const origin = `http://127.0.0.1:${port}`;
-    const cached = client.defaults({ cache: { store: new MemoryCacheStore() } });
-    const undici = await undiciCache(origin, log);
-    const floor = rawFloor(port);
-    const rows = [
-        ['tracewire, uncached', () => client.get(`${origin}/small`)],
-        ['tracewire, fresh hit', () => cached.get(`${origin}/cached`)],
-        ['tracewire, revalidated (304)', () => cached.get(`${origin}/revalidated`)],
-        ['raw node:http, uncached', floor.uncached],
-        ['raw node:http, the floor of a revalidation (304, stored body)', floor.revalidated],
-        ...(undici === undefined
-            ? []
-            : [
-                  ['undici 8 interceptor, fresh hit', () => undici.get('/cached')],
-                  ['undici 8 interceptor, revalidated (304)', () => undici.get('/revalidated')]
-              ])
-    ];
-    const samples = Object.fromEntries(rows.map(([name]) => [name, []]));
+    const libraries = await startLibraries(port, log);
+    const rows = libraries.flatMap(({ library, handle }) =>
+        cacheLibraries[library].map((name) => ({ name, child: handle.child }))
+    );
+    const samples = Object.fromEntries(rows.map(({ name }) => [name, []]));
+    // The CPU µs per call of the row's process, which moves less than the rate on a shared machine.
+    const cpuSamples = Object.fromEntries(rows.map(({ name }) => [name, []]));
     const rounds = quick ? 2 : 5;
     const count = Math.round(calls.count * (quick ? 0.25 : 1));
     try {
         for (let round = 0; round <= rounds; round++) {
-            for (const [name, call] of rotate(rows, round)) {
-                const { rate: opsPerSecond } = await runCalls(
-                    call,
-                    round === 0 ? count / 10 : count,
-                    calls.concurrency
-                );
+            for (const { name, child } of rotate(rows, round)) {
+                const { rate, cpuPerOperation } = await ask(child, {
+                    type: 'run',
+                    row: name,
+                    count: round === 0 ? count / 10 : count,
+                    concurrency: calls.concurrency
+                });
                 if (round > 0) {
-                    samples[name].push(opsPerSecond);
+                    samples[name].push(rate);
+                    cpuSamples[name].push(cpuPerOperation);
                 }
             }
         }
     } finally {
-        await undici?.close();
-        floor.close();
+        for (const { handle } of libraries) {
+            await ask(handle.child, { type: 'close' }).catch(() => {});
+            await stopChild(handle);
+        }
     }
 
     const ratio = (a, b) => (samples[a] && samples[b] ? pairedRatio(samples[a], samples[b]) : Number.NaN);
     const table = markdownTable(
-        [`${count} GETs of 100 B, concurrency ${calls.concurrency}`, 'median ops/s', 'vs uncached'],
-        rows.map(([name]) => [
+        [`${count} GETs of 100 B, concurrency ${calls.concurrency}`, 'median ops/s', 'vs uncached', 'CPU µs per call'],
+        rows.map(({ name }) => [
             name,
             formatNumber(median(samples[name])),
-            formatRatio(ratio(name, 'tracewire, uncached'))
+            formatRatio(ratio(name, 'tracewire, uncached')),
+            median(cpuSamples[name]).toFixed(1)
         ])
     );
     const targets = [
