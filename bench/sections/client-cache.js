@@ -7,7 +7,10 @@ import { cacheLibraries } from '../lib/cache-rows.js';
 import { ask, startChild, stopChild } from '../lib/processes.js';
 import { formatNumber, formatRatio, markdownTable, median, pairedRatio, rotate, verdict } from '../lib/stats.js';
 
-const calls = { count: 5000, concurrency: 10 };
+// The warm-up round (dropped) is five rounds' worth: a 304's code, and an uncached call's, reach their steady
+// cost only after about 25,000 calls (CPU per call of batches of 5,000: docs/performance.md), where a
+// tenth of a round left the first measured rounds still compiling.
+const calls = { count: 5000, concurrency: 10, warmUpRounds: 5 };
 
 /** One process per library, each validated with a call of every row; a library that fails is left out. */
 async function startLibraries(port, log) {
@@ -44,7 +47,7 @@ export async function runCacheRows({ port, quick, log }) {
                 const { rate, cpuPerOperation } = await ask(child, {
                     type: 'run',
                     row: name,
-                    count: round === 0 ? count / 10 : count,
+                    count: round === 0 ? count * calls.warmUpRounds : count,
                     concurrency: calls.concurrency
                 });
                 if (round > 0) {
