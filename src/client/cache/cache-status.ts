@@ -82,7 +82,7 @@ export function cacheStatusMember(facts: CacheStatusFacts): string {
     }
 
     if (facts.ttl !== undefined) {
-        member += `; ttl=${Math.round(facts.ttl)}`;
+        member += `; ttl=${ttlSeconds(facts.ttl)}`;
     }
 
     const detail = facts.detail ?? (facts.outcome === 'only-if-cached' ? 'only-if-cached' : undefined);
@@ -91,6 +91,11 @@ export function cacheStatusMember(facts: CacheStatusFacts): string {
     }
 
     return member;
+}
+
+/** A member's `ttl`: the seconds left of freshness, whole (negative once stale). */
+export function ttlSeconds(ttl: number): number {
+    return Math.round(ttl);
 }
 
 /** The `tracewire` member of a Cache-Status field (the last member), or undefined. */

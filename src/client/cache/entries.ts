@@ -5,7 +5,7 @@ import { hopByHopFields, withoutFields } from './fields.js';
 import type { GuardedStore, StoreWrite } from './guarded-store.js';
 import { type Judgement, judge, requestDirectives, usefulFor, usefulUntil } from './policy.js';
 import { copyBody } from './response.js';
-import { updatedBy304 } from './validators.js';
+import { validatedBy304 } from './validators.js';
 import { type RequestHeaders, varyNames, varyValues } from './vary.js';
 
 /**
@@ -17,7 +17,8 @@ const emptyBody = Buffer.alloc(0);
 
 /**
  * A stored response updated by a 304 (RFC 9111 4.3.4), kept until it is of no use, and judged as it
- * arrived (for no request's directives); `noStore` when the 304 forbids keeping it.
+ * arrived (for no request's directives); `noStore` when the 304 forbids keeping it. Undefined when the
+ * 304 does not validate the stored response.
  */
 export function updatedEntry(
     entry: CachedResponse,
@@ -25,8 +26,12 @@ export function updatedEntry(
     requestTime: number,
     responseTime: number,
     shared: boolean
-): { entry: CachedResponse; noStore: boolean; judgement: Judgement } {
-    const updated = updatedBy304(entry, res.rawHeaders, requestTime, responseTime);
+): { entry: CachedResponse; noStore: boolean; judgement: Judgement } | undefined {
+    const updated = validatedBy304(entry, res.rawHeaders, requestTime, responseTime);
+    if (updated === undefined) {
+        return undefined;
+    }
+
     const judgement = judge(updated, noDirectives, shared, responseTime);
     // Set on the entry just made, not on a copy; from the judgement's freshness, worked out once.
     updated.deleteAt = usefulFor(judgement.ttl, judgement.directives, responseTime);

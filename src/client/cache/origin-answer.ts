@@ -7,7 +7,6 @@ import { entryHead, updatedEntry } from './entries.js';
 import { isStorable, judge, requestDirectives, responseDirectives, servesStaleOnError } from './policy.js';
 import { addCacheStatus } from './response.js';
 import type { CacheSettings } from './settings.js';
-import { matches304 } from './validators.js';
 
 const noDirectives = requestDirectives({});
 
@@ -30,8 +29,11 @@ export function judgeOriginResponse(
     const entry = call.entry;
     const shared = settings.shared;
     const collapsed = call.collapsed;
-    if (status === 304 && call.validating && entry !== undefined && matches304(entry, res.rawHeaders)) {
-        const updated = updatedEntry(entry, res, call.requestTime, responseTime, shared);
+    const updated =
+        status === 304 && call.validating && entry !== undefined
+            ? updatedEntry(entry, res, call.requestTime, responseTime, shared)
+            : undefined;
+    if (updated !== undefined) {
         const stores = !call.directives.noStore && !updated.noStore;
         const judgement = updated.judgement;
         const ttl = judgement.ttl;

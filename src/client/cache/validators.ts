@@ -61,6 +61,25 @@ export function updatedBy304(
     };
 }
 
+/**
+ * The stored response as a 304 updates it (`updatedBy304`), or undefined when the 304 does not validate
+ * it (`matches304`). A 304 that repeats, line for line, the lines of one that updated this list carries
+ * the validator that one did: it needs no other look.
+ */
+export function validatedBy304(
+    entry: CachedResponse,
+    rawHeaders: readonly string[],
+    requestTime: number,
+    responseTime: number
+): CachedResponse | undefined {
+    const repeated = repeatedBy.get(entry.rawHeaders);
+    if (repeated !== undefined && sameLines(repeated, rawHeaders)) {
+        return { ...entry, requestTime, responseTime };
+    }
+
+    return matches304(entry, rawHeaders) ? updatedBy304(entry, rawHeaders, requestTime, responseTime) : undefined;
+}
+
 // The lines of a 304 found to repeat a stored list (below), per list, as they came: the next 304 with
 // the same lines, name for name and value for value (a key revalidated many times a second gets the same
 // 304 within the second), repeats it too, known without each name lower-cased and looked up again,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterWrite, cacheKey, pendingMember } from '../../../src/client/cache/cache-call.js';
+import { afterWrite, cacheKey, member, pendingMember } from '../../../src/client/cache/cache-call.js';
 import { cacheOutcomeOf, cacheStatusMember } from '../../../src/client/cache/cache-status.js';
 import { parseDirectives } from '../../../src/client/cache/directives.js';
 import { updatedEntry } from '../../../src/client/cache/entries.js';
@@ -13,7 +13,7 @@ import {
     requestDirectives,
     usefulUntil
 } from '../../../src/client/cache/policy.js';
-import { satisfiesCallerCondition, updatedBy304 } from '../../../src/client/cache/validators.js';
+import { satisfiesCallerCondition, updatedBy304, validatedBy304 } from '../../../src/client/cache/validators.js';
 import type { CachedResponse } from '../../../src/client/contract/cache-store.js';
 import type { HopResponse } from '../../../src/client/contract/types.js';
 
@@ -284,6 +284,53 @@ describe('conditions and Cache-Status', () => {
         expect(updated).toContain('max-age=60');
     });
 
+    it('a 304 validates the stored response only with its validator, whatever the 304s before it repeated', () => {
+        const entry = stored(['ETag', '"a"', 'Cache-Control', 'max-age=0']);
+        const later = now + 1000;
+        const lines = ['etag', '"a"', 'cache-control', 'max-age=0'];
+        expect(validatedBy304(entry, ['etag', '"b"', 'cache-control', 'max-age=0'], now, later)).toBeUndefined();
+        const first = validatedBy304(entry, lines, now, later);
+        expect(first?.rawHeaders).toBe(entry.rawHeaders);
+        // The same lines again: known to validate from the first, the stored list kept, the times the 304's.
+        const again = validatedBy304(entry, [...lines], now + 5, later + 5);
+        expect(again).toStrictEqual({ ...entry, requestTime: now + 5, responseTime: later + 5 });
+        expect(again?.rawHeaders).toBe(entry.rawHeaders);
+        // One line other (another ETag, or none where the first had one): looked at again.
+        expect(validatedBy304(entry, ['etag', '"b"', 'cache-control', 'max-age=0'], now, later)).toBeUndefined();
+        expect(validatedBy304(entry, ['etag', 'W/"a"', 'cache-control', 'max-age=0'], now, later)).toBeUndefined();
+        expect(validatedBy304(entry, ['cache-control', 'max-age=60'], now, later)?.rawHeaders).toStrictEqual([
+            'ETag',
+            '"a"',
+            'cache-control',
+            'max-age=60'
+        ]);
+    });
+
+    it('a pending member is made once for the same facts: its strings are the same, its `stored` member too', () => {
+        const facts = { outcome: 'revalidated', forwardStatus: 304, ttl: 0 } as const;
+        const first = pendingMember({ ...facts });
+        expect(pendingMember({ ...facts })).toBe(first);
+        expect(afterWrite(first, 'stored')).toBe(afterWrite(pendingMember({ ...facts }), 'stored'));
+        // Any fact other: another member, whose own strings say it.
+        for (const other of [
+            { ...facts, ttl: 1 },
+            { ...facts, forwardStatus: 200 },
+            { ...facts, outcome: 'miss' },
+            { ...facts, collapsed: false }
+        ] as const) {
+            const pending = pendingMember(other);
+            expect(pending).not.toBe(first);
+            expect(pending.told).toBe(member(other));
+            expect(afterWrite(pending, 'stored')).toBe(member({ ...other, stored: true }));
+        }
+
+        expect(pendingMember({ ...facts }).told).toBe('tracewire; fwd=stale; fwd-status=304; ttl=0');
+        // A ttl that moved within the second it is told in (a stale entry's, each millisecond): the same member.
+        const stale = pendingMember({ ...facts, ttl: -12.3 });
+        expect(pendingMember({ ...facts, ttl: -12.4 })).toBe(stale);
+        expect(pendingMember({ ...facts, ttl: -12.6 }).told).toBe('tracewire; fwd=stale; fwd-status=304; ttl=-13');
+    });
+
     it("a write's member once it landed: `stored` added to what the pending one told, each for its own facts", () => {
         const sixty = pendingMember({ outcome: 'revalidated', forwardStatus: 304, ttl: 60 });
         const thirty = pendingMember({ outcome: 'revalidated', forwardStatus: 304, ttl: 30 });
@@ -312,7 +359,7 @@ describe('conditions and Cache-Status', () => {
             ['no-cache', false]
         ] as const) {
             const res = { rawHeaders: ['ETag', '"a"', 'Cache-Control', cacheControl] } as HopResponse;
-            const { entry: updated, judgement } = updatedEntry(entry, res, now, later, shared);
+            const { entry: updated, judgement } = updatedEntry(entry, res, now, later, shared)!;
             const directives = parseDirectives(cacheControl);
             expect(updated.deleteAt).toBe(usefulUntil(updated, directives, shared, later));
             expect(judgement).toStrictEqual(judge(updated, requestDirectives({}), shared, later));
