@@ -7,10 +7,13 @@ import { cacheLibraries } from '../lib/cache-rows.js';
 import { ask, startChild, stopChild } from '../lib/processes.js';
 import { formatNumber, formatRatio, markdownTable, median, pairedRatio, rotate, verdict } from '../lib/stats.js';
 
-// The warm-up round (dropped) is five rounds' worth: a 304's code, and an uncached call's, reach their steady
-// cost only after about 25,000 calls (CPU per call of batches of 5,000: docs/performance.md), where a
-// tenth of a round left the first measured rounds still compiling.
-const calls = { count: 5000, concurrency: 10, warmUpRounds: 5 };
+// The warm-up round (dropped) is 25,000 calls a row: a 304's code, and an uncached call's, reach their steady
+// cost only after about that many (CPU per call of batches of 5,000: docs/performance.md). Then many short
+// rounds rather than a few long ones, as many calls in all: this machine's speed drifts over seconds (one
+// row's CPU per call moved 77-130 µs between rounds of 5,000), and the rows a round compares are then
+// measured within a second of each other. Five rounds of 5,000 put one build's 304 at 0.66-0.86× an
+// uncached GET in three runs; 25 of 1,000, at 0.83-0.88× in three (docs/performance.md).
+const calls = { count: 1000, concurrency: 10, warmUp: 25_000, rounds: 25 };
 
 /** One process per library, each validated with a call of every row; a library that fails is left out. */
 async function startLibraries(port, log) {
@@ -39,15 +42,15 @@ export async function runCacheRows({ port, quick, log }) {
     const samples = Object.fromEntries(rows.map(({ name }) => [name, []]));
     // The CPU µs per call of the row's process, which moves less than the rate on a shared machine.
     const cpuSamples = Object.fromEntries(rows.map(({ name }) => [name, []]));
-    const rounds = quick ? 2 : 5;
-    const count = Math.round(calls.count * (quick ? 0.25 : 1));
+    const rounds = quick ? 6 : calls.rounds;
+    const count = Math.round(calls.count * (quick ? 0.5 : 1));
     try {
         for (let round = 0; round <= rounds; round++) {
             for (const { name, child } of rotate(rows, round)) {
                 const { rate, cpuPerOperation } = await ask(child, {
                     type: 'run',
                     row: name,
-                    count: round === 0 ? count * calls.warmUpRounds : count,
+                    count: round === 0 ? Math.round(calls.warmUp * (quick ? 0.25 : 1)) : count,
                     concurrency: calls.concurrency
                 });
                 if (round > 0) {
