@@ -68,7 +68,12 @@ export async function runCacheRows({ port, quick, log }) {
 
     const ratio = (a, b) => (samples[a] && samples[b] ? pairedRatio(samples[a], samples[b]) : Number.NaN);
     const table = markdownTable(
-        [`${count} GETs of 100 B, concurrency ${calls.concurrency}`, 'median ops/s', 'vs uncached', 'CPU µs per call'],
+        [
+            `${rounds} rounds of ${count} GETs of 100 B, concurrency ${calls.concurrency}`,
+            'median ops/s',
+            'vs uncached',
+            'CPU µs per call'
+        ],
         rows.map(({ name }) => [
             name,
             formatNumber(median(samples[name])),
