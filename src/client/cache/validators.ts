@@ -131,7 +131,7 @@ function merged(stored: readonly string[], rawHeaders: readonly string[]): reado
  * True when a 304 may update `entry` (4.3.4): its strong validator matches the stored one, or it
  * carries none and the stored response is the one validated.
  */
-export function matches304(entry: CachedResponse, rawHeaders: readonly string[]): boolean {
+function matches304(entry: CachedResponse, rawHeaders: readonly string[]): boolean {
     const etag = fieldValue(rawHeaders, 'etag');
     // The stored one as the conditional fields kept it for the list (the ETag is `If-None-Match`'s value).
     return etag === undefined || etag === conditionalFields(entry)['if-none-match'];
