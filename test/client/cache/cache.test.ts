@@ -70,6 +70,25 @@ function reply(status: number, headers: Record<string, string | string[]>, body:
     return () => ({ status, headers, body });
 }
 
+/** A response stale at once that may be served for 60 s while revalidated, answered 304 to its `etag`. */
+function staleWhileRevalidating(etag: string): Route {
+    return (request) =>
+        request.headers['if-none-match'] === etag
+            ? { status: 304, headers: { 'cache-control': 'max-age=60', etag } }
+            : {
+                  status: 200,
+                  headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag },
+                  body: 'body'
+              };
+}
+
+/** As `staleWhileRevalidating`, but a new response each time: `v1`, `v2`... with the ETag `"1"`, `"2"`... */
+const changingWhileRevalidated: Route = (_request, count) => ({
+    status: 200,
+    headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` },
+    body: `v${count}`
+});
+
 function cached(options: ConstructorParameters<typeof MemoryCacheStore>[0] = {}, shared = false) {
     const store = new MemoryCacheStore(options);
     return { store, client: new Client().defaults({ mock, cache: { store, shared } }) };
@@ -401,11 +420,7 @@ describe('Cache: validation', () => {
 
     it('a background revalidation is sent with the method of the stored response (OPTIONS, not GET)', async () => {
         const optionsClient = new Client().defaults({ mock, cache: { methods: ['GET', 'OPTIONS'] } });
-        const url = serve((_request, count) => ({
-            status: 200,
-            headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` },
-            body: `v${count}`
-        }));
+        const url = serve(changingWhileRevalidated);
         await optionsClient.request('OPTIONS', url).then((r) => optionsClient.read(r));
         const stale = await optionsClient.request('OPTIONS', url);
         expect(stale.headers['cache-status']).toMatch(/detail=stale-while-revalidate$/);
@@ -456,15 +471,7 @@ describe('Cache: validation', () => {
                 res.on('end', () => seenAtEnd.push(res.headers['cache-status'] as string | undefined));
             }
         });
-        const url = serve((request) =>
-            request.headers['if-none-match'] === '"a"'
-                ? { status: 304, headers: { 'cache-control': 'max-age=60', etag: '"a"' } }
-                : {
-                      status: 200,
-                      headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"a"' },
-                      body: 'body'
-                  }
-        );
+        const url = serve(staleWhileRevalidating('"a"'));
         await client.get(url);
         await client.get(url);
         await expect.poll(() => seenAtEnd.length).toBe(3);
@@ -475,11 +482,7 @@ describe('Cache: validation', () => {
         expect((await client.get(url)).res.headers['cache-status']).toMatch(/^tracewire; hit; ttl=(59|60)$/);
 
         // A revalidation answered with a new response: stored once its body has come, as a call's is.
-        const changed = serve((_request, count) => ({
-            status: 200,
-            headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: `"${count}"` },
-            body: `v${count}`
-        }));
+        const changed = serve(changingWhileRevalidated);
         seenAtEnd.length = 0;
         await client.get(changed);
         await client.get(changed);
@@ -501,15 +504,7 @@ describe('Cache: validation', () => {
         client.events.on('response', (_err, { res }) => {
             res?.on('end', () => seenAtEnd.push(res.headers['cache-status'] as string | undefined));
         });
-        const url = serve((request) =>
-            request.headers['if-none-match'] === '"d"'
-                ? { status: 304, headers: { 'cache-control': 'max-age=60', etag: '"d"' } }
-                : {
-                      status: 200,
-                      headers: { 'cache-control': 'max-age=0, stale-while-revalidate=60', etag: '"d"' },
-                      body: 'body'
-                  }
-        );
+        const url = serve(staleWhileRevalidating('"d"'));
         await client.get(url);
         down = true;
         await client.get(url);
