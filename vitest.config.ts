@@ -31,12 +31,11 @@ export default defineConfig({
         hookTimeout: 20_000,
         // expect.poll waits for servers and exporters; a loaded 2-core machine can take seconds.
         expect: { poll: { timeout: 10_000 } },
-        // Four on two cores: most files spend their time waiting (on servers, the suites' pauses, timers). With
-        // three, the suite used 150% of the two cores and took 135 s of Vitest on Node.js 24 (the first 16 s
-        // three workers held by the caching suite's runs, which wait); with four, 173% and 124 s, the
-        // timing-sensitive tests (phase bounds, deadlines, the Redis runs) passing. On a machine loaded by
-        // other work (load 18), four left those tests too little CPU: run fewer there (`--maxWorkers=2`).
-        maxWorkers: 4,
+        // Three on two cores: most files spend their time waiting (on servers, the suites' pauses, timers), and
+        // with two workers the suite used 105% of the two cores; four left the timing-sensitive tests too little
+        // CPU on a loaded machine (phase bounds, deadlines, Redis conformance runs failed at load 18), and on an
+        // idle one too, though 10-20 s faster a run (docs/development.md, "The suite's time").
+        maxWorkers: 3,
         sequence: { sequencer: WaitingRunsFirst },
         coverage: {
             provider: 'v8',
