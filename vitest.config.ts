@@ -1,5 +1,4 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // SqliteCacheStore runs only where node:sqlite exists (Node.js 22.13+): on an older line its one test
 // checks the refusal, and its coverage is measured on the newer lines.
@@ -7,36 +6,58 @@ const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const hasNodeSqlite = major > 22 || (major === 22 && minor >= 13);
 
 /**
- * The runs of the HTTP caching suite (test/conformance/http-cache*.test.ts) wait 10-15 s on the suite's own
- * pauses; each file runs its runs at once. Until it has durations cached (a fresh clone), Vitest starts the
- * largest files first: they came last, and ran alone at the end. They start first, and wait while the other
- * files compute; the rest keep Vitest's order.
+ * The runs of the HTTP caching suite: each waits 10-15 s on the suite's own pauses, and sending its 350 tests at
+ * once, it reads the Age and freshness of responses a second or two apart, so a run beside busy files loses passes
+ * (a Redis run lost 1 to 18 of its 268). They run first and alone, each file in a worker, before anything else.
  */
-class WaitingRunsFirst extends BaseSequencer {
-    override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-        const sorted = await super.sort(files);
-        const waits = (file: TestSpecification) =>
-            /[\\/]conformance[\\/]http-cache[^\\/]*\.test\.ts$/.test(file.moduleId);
-        return [...sorted.filter(waits), ...sorted.filter((file) => !waits(file))];
-    }
-}
+const cachingSuite = ['test/conformance/http-cache-*.test.ts'];
+
+/**
+ * Files whose tests hold for a whole process, run each in a process of its own (Vitest's isolation): those that
+ * register OpenTelemetry's instrumentation-http, which patches `node:http` for the process and for good, and one
+ * that counts the process's timers to the unit across a request (a timer another file left may fire meanwhile).
+ */
+const wholeProcess = [
+    'test/instrumentation/http-instrumentation.test.ts',
+    'test/instrumentation/process-wide.test.ts',
+    'test/instrumentation/request-scope.test.ts',
+    'test/fault/stale-connection.test.ts'
+];
 
 export default defineConfig({
     test: {
-        // The testing examples of docs/testing.md are a user's tests: run as they are.
-        include: ['test/**/*.test.ts', 'examples/**/*.test.js'],
         // The consumer tests install the packed package with npm: `npm run test:consumer`.
         exclude: [...configDefaults.exclude, 'test/consumer/**'],
         testTimeout: 20_000,
         hookTimeout: 20_000,
         // expect.poll waits for servers and exporters; a loaded 2-core machine can take seconds.
         expect: { poll: { timeout: 10_000 } },
-        // Three on two cores: most files spend their time waiting (on servers, the suites' pauses, timers), and
-        // with two workers the suite used 105% of the two cores; four left the timing-sensitive tests too little
-        // CPU on a loaded machine (phase bounds, deadlines, Redis conformance runs failed at load 18), and on an
-        // idle one too, though 10-20 s faster a run (docs/development.md, "The suite's time").
-        maxWorkers: 3,
-        sequence: { sequencer: WaitingRunsFirst },
+        // Four on two cores: most files spend their time waiting (on servers, timers), and a worker that keeps
+        // its modules from file to file spends little else (docs/development.md, "The suite's time").
+        maxWorkers: 4,
+        projects: [
+            { extends: true, test: { name: 'caching-suite', include: cachingSuite, sequence: { groupOrder: 0 } } },
+            {
+                extends: true,
+                test: {
+                    name: 'whole-process',
+                    include: wholeProcess,
+                    sequence: { groupOrder: 1 }
+                }
+            },
+            {
+                extends: true,
+                test: {
+                    name: 'shared',
+                    // The testing examples of docs/testing.md are a user's tests: run as they are.
+                    include: ['test/**/*.test.ts', 'examples/**/*.test.js'],
+                    exclude: [...configDefaults.exclude, 'test/consumer/**', ...cachingSuite, ...wholeProcess],
+                    // Each file imports the package's modules, in a worker that already has them: not once a file.
+                    isolate: false,
+                    sequence: { groupOrder: 1 }
+                }
+            }
+        ],
         coverage: {
             provider: 'v8',
             include: ['src/**/*.ts', 'instrumentation/**/*.ts'],
