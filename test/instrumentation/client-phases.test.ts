@@ -340,18 +340,27 @@ describe('phaseEvents: false, the default', () => {
 
     it('every phase an attribute and no event; the phases add up to the span, each moment its start plus the phases before it', async () => {
         const url = `https://localhost:${https.port}/think`;
-        const [span] = await spansOf(() => quiet.get(url, { rejectUnauthorized: false, lookup: slowLookup }));
-        expect(span!.events).toEqual([]);
         const phases = Object.keys(PHASE_ATTRIBUTES) as (keyof typeof PHASE_ATTRIBUTES)[];
-        for (const phase of phases) {
-            expect(phaseOf(span!, phase), phase).toBeGreaterThanOrEqual(0);
+        // The hop's timings start just before the span and end just before it, microseconds apart, unless the
+        // process pauses between the two moments (a collection, the scheduler): on a loaded machine that is
+        // milliseconds, now and then. A pause is rare; a phase missing or misplaced is in every hop: the closest
+        // of three hops, each on a new connection, is held to the bound.
+        let gap = Number.POSITIVE_INFINITY;
+        for (let hop = 0; hop < 3 && gap >= 5; hop++) {
+            quietAgents.httpsAllowUnauthorized.destroy();
+            const [span] = await spansOf(() => quiet.get(url, { rejectUnauthorized: false, lookup: slowLookup }));
+            expect(span!.events).toEqual([]);
+            for (const phase of phases) {
+                expect(phaseOf(span!, phase), phase).toBeGreaterThanOrEqual(0);
+            }
+
+            expect(phaseOf(span!, 'dns')).toBeGreaterThanOrEqual(dnsAtLeast);
+            expect(phaseOf(span!, 'firstByte')).toBeGreaterThanOrEqual(atLeast);
+            const sum = phases.reduce((total, phase) => total + phaseOf(span!, phase)!, 0);
+            gap = Math.min(gap, Math.abs(sum * 1000 - (toMs(span!.endTime) - toMs(span!.startTime))));
         }
 
-        expect(phaseOf(span!, 'dns')).toBeGreaterThanOrEqual(dnsAtLeast);
-        expect(phaseOf(span!, 'firstByte')).toBeGreaterThanOrEqual(atLeast);
-        // The hop's timings start just before the span and end just before it: a few ms at most on a loaded machine.
-        const sum = phases.reduce((total, phase) => total + phaseOf(span!, phase)!, 0);
-        expect(Math.abs(sum * 1000 - (toMs(span!.endTime) - toMs(span!.startTime)))).toBeLessThan(5);
+        expect(gap).toBeLessThan(5);
     });
 
     it('a hop that runs out of time: its phase and error.type as with the events, and no event (its exception is a log record)', async () => {
