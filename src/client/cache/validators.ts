@@ -43,7 +43,8 @@ const keptOn304 = new Set(['content-length', 'content-encoding', 'content-range'
 
 /**
  * The stored response updated by a 304 (RFC 9111 3.2 and 4.3.4): each field the 304 carries replaces
- * every line of that field; the body, status and the other fields stay. The times are the 304's.
+ * every line of that field; the body, status and the other fields stay. The times are the 304's. (A 304
+ * repeating one that updated the list is known before: `validatedBy304`.)
  */
 export function updatedBy304(
     entry: CachedResponse,
@@ -51,14 +52,7 @@ export function updatedBy304(
     requestTime: number,
     responseTime: number
 ): CachedResponse {
-    const stored = entry.rawHeaders;
-    const repeated = repeatedBy.get(stored);
-    return {
-        ...entry,
-        rawHeaders: repeated !== undefined && sameLines(repeated, rawHeaders) ? stored : merged(stored, rawHeaders),
-        requestTime,
-        responseTime
-    };
+    return { ...entry, rawHeaders: merged(entry.rawHeaders, rawHeaders), requestTime, responseTime };
 }
 
 /**
