@@ -1,7 +1,8 @@
 // One row of the cache rows (sections/client-cache.js) or of the cache-redis section, alone in this process
 // against the origin (servers/origin.js) in another: its CPU per call, or under callgrind its instructions.
 //   node bench/profile/cache-calls.js <row> [count=5000] [warm-up=5000] [build dir] [callgrind]
-// rows: uncached | hit | revalidated | redis-hit | undici8-uncached | undici8-hit | undici8-revalidated
+// rows: uncached | conditional (a 304 without the cache) | hit | revalidated | redis-hit | undici8-uncached |
+// undici8-hit | undici8-revalidated
 // (redis-hit starts a redis-server of its own, as the cache-redis section does). A build directory runs
 // another checkout's client. With `callgrind` last, run it under valgrind as client-instructions.js is:
 //   valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes --callgrind-out-file=/tmp/cg/out.%p \
@@ -55,6 +56,11 @@ async function tracewireCall() {
     const { client, MemoryCacheStore, RedisCacheStore } = await import(entry);
     if (row === 'uncached') {
         return () => client.get(`${base}/small`);
+    }
+
+    if (row === 'conditional') {
+        // The floor of a revalidation on this client's pipeline: its conditional GET, with no cache.
+        return () => client.get(`${base}/revalidated`, { headers: { 'if-none-match': '"v1"' } });
     }
 
     const store = row === 'redis-hit' ? new RedisCacheStore({ client: await startRedis() }) : new MemoryCacheStore();

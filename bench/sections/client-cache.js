@@ -92,11 +92,23 @@ export async function runCacheRows({ port, quick, log }) {
             1.3
         ]
     ];
-    // What the transport allows a revalidation, and how far from it tracewire's is.
+    // What the transport allows a revalidation, and this client's pipeline without the cache's rules, and how
+    // far from each tracewire's is.
     const floorRow = 'raw node:http, the floor of a revalidation (304, stored body)';
+    const pipelineFloorRow = 'tracewire, conditional GET without the cache (304)';
+    const undiciRevalidated = 'undici 8 interceptor, revalidated (304)';
     const floors = [
         ['(floor) the floor of a revalidation vs raw node:http uncached', ratio(floorRow, 'raw node:http, uncached')],
-        ['revalidated (304) vs the floor of a revalidation', ratio('tracewire, revalidated (304)', floorRow)]
+        ['(floor) the floor of a revalidation vs undici 8 interceptor revalidated', ratio(floorRow, undiciRevalidated)],
+        [
+            "(floor) tracewire's conditional GET without the cache vs undici 8 interceptor revalidated",
+            ratio(pipelineFloorRow, undiciRevalidated)
+        ],
+        ['revalidated (304) vs the floor of a revalidation', ratio('tracewire, revalidated (304)', floorRow)],
+        [
+            "revalidated (304) vs tracewire's conditional GET without the cache",
+            ratio('tracewire, revalidated (304)', pipelineFloorRow)
+        ]
     ];
     const targetTable = markdownTable(
         ['cache target', 'measured', 'required', 'result'],
