@@ -2,6 +2,7 @@ import type { CachedResponse } from '../contract/cache-store.js';
 import type { CacheDirectives } from './directives.js';
 import { fieldLines } from './fields.js';
 import { parseHttpDate } from './http-date.js';
+import { ListMemo } from './list-memo.js';
 
 /** How a stored response stands at a given time (RFC 9111 4.2), in seconds. */
 export interface Freshness {
@@ -52,16 +53,14 @@ interface AgeFields {
 
 // Read once per field list: a 304 that repeats the stored fields makes a new entry (new times) on the
 // same list (validators.ts).
-const ageFields = new WeakMap<readonly string[], AgeFields>();
+const ageFields = new ListMemo<AgeFields>();
 
 function ageFieldsOf(rawHeaders: readonly string[]): AgeFields {
-    let fields = ageFields.get(rawHeaders);
-    if (fields === undefined) {
-        fields = { date: parseHttpDate(fieldLines(rawHeaders, 'date')[0]), age: ageValue(rawHeaders) };
-        ageFields.set(rawHeaders, fields);
-    }
+    return ageFields.of(rawHeaders, readAgeFields);
+}
 
-    return fields;
+function readAgeFields(rawHeaders: readonly string[]): AgeFields {
+    return { date: parseHttpDate(fieldLines(rawHeaders, 'date')[0]), age: ageValue(rawHeaders) };
 }
 
 /** RFC 9111 4.2.1: s-maxage (shared caches), max-age, Expires - Date, else the Last-Modified heuristic. */

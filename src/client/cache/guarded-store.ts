@@ -2,7 +2,7 @@ import { isHttpError } from '../../errors/index.js';
 import type { CachedResponse, CacheStore } from '../contract/cache-store.js';
 import { clientFailure } from '../contract/errors.js';
 import { type CacheStoreErrorMessage, publishCacheStoreError } from '../pipeline/channels.js';
-import { isMemoryCacheStore, MemoryCacheStore, writeNow } from './stores/memory-store.js';
+import { isMemoryCacheStore, lookUp, MemoryCacheStore, writeNow } from './stores/memory-store.js';
 
 // How long a request waits for its store by default: past this the network answers (README "Cache";
 // the `storeTimeout` of the cache option changes it).
@@ -43,7 +43,7 @@ export class GuardedStore {
     /** The stored variants for `key`, or none when the store failed or was too slow. */
     get(key: string): Promise<readonly CachedResponse[]> {
         if (this.#inProcess && this.store.get === inProcessGet) {
-            return this.store.get(key);
+            return lookUp(this.store as MemoryCacheStore, key);
         }
 
         return this.within('get', () => this.store.get(key), []).then((found) => (Array.isArray(found) ? found : []));
@@ -62,8 +62,8 @@ export class GuardedStore {
     /**
      * Writes `entry` for `key` now when the store is the client's own `MemoryCacheStore`, whose writes
      * settle at once and never fail: how it ended; undefined for any other store, which `set` writes.
-     * `entry` is the cache's own, only read from then on: the store freezes it (its field list and
-     * `vary` too) and keeps it as it is rather than a copy (stores/frozen-entry.ts).
+     * `entry` is the cache's own, only read from then on: the store keeps it as it is rather than a
+     * copy, and freezes it (its field list and `vary` too) before its `get` hands it to anyone else.
      */
     setNow(key: string, entry: CachedResponse): StoreWrite | undefined {
         const store = this.store;

@@ -111,7 +111,7 @@ export class CacheLayer extends SentHops {
             if (call.directives.onlyIfCached) {
                 answerFromCache(this.flow, this.pipeline, call, gatewayTimeout(member({ outcome: 'only-if-cached' })));
             } else {
-                this.toOrigin(call, entries, undefined);
+                this.toOrigin(call, entries, undefined, now);
             }
 
             return;
@@ -147,20 +147,21 @@ export class CacheLayer extends SentHops {
         // The caller's own precondition goes as it is: its 304 is for the caller.
         const validators = callerConditional ? undefined : conditionalFields(entry);
         if (judgement.byRequest) {
-            this.forward(call, validators);
+            this.forward(call, validators, now);
         } else {
-            this.toOrigin(call, entries, validators);
+            this.toOrigin(call, entries, validators, now);
         }
     }
 
     /**
      * Sends the call to the origin, coalesced with the calls for the same request when it may be
      * (coalescing.ts): it leads the fill and sends, or waits for the one under way, then looks again.
+     * `now`: when the lookup was judged, the request's time if it is sent in this turn.
      */
-    private toOrigin(call: CacheCall, entries: readonly CachedResponse[], validators: Validators): void {
+    private toOrigin(call: CacheCall, entries: readonly CachedResponse[], validators: Validators, now: number): void {
         const coalescing = this.coalescing;
         if (coalescing === undefined || !coalescing.applies(call)) {
-            this.forward(call, validators);
+            this.forward(call, validators, now);
             return;
         }
 
@@ -172,7 +173,7 @@ export class CacheLayer extends SentHops {
             this.took(call, validators, turn, lookup);
         } else {
             // Known at once that it fetches (it leads, or the request is marked pass): in this turn of the loop.
-            this.forward(call, validators);
+            this.forward(call, validators, now);
         }
     }
 
@@ -198,17 +199,27 @@ export class CacheLayer extends SentHops {
         }
     }
 
-    /** Sends the call's request as a hop the layer owns, with `validators` added when given. */
-    private forward(call: CacheCall, validators: Validators): void {
+    /**
+     * Sends the call's request as a hop the layer owns, with `validators` added when given. `now`: the
+     * request's time (RFC 9111 4.2.3), read once for the lookup and the sending in one turn.
+     */
+    private forward(call: CacheCall, validators: Validators, now = Date.now()): void {
         let options = call.options;
         if (validators !== undefined && hasFields(validators)) {
-            options = { ...options, headers: { ...options.headers, ...validators } };
+            // The fields copied, then the validators set on the copy: a second spread into one literal
+            // went through the runtime, a property at a time.
+            const headers = { ...options.headers };
+            for (const name in validators) {
+                headers[name] = validators[name]!;
+            }
+
+            options = { ...options, headers };
             this.validatedCopy = options;
             this.validatedFrom = call.options;
             call.validating = true;
         }
 
-        call.requestTime = Date.now();
+        call.requestTime = now;
         const hop = new Hop(this, call.method, options, this.pipeline, call.resendReason);
         this.coalescing?.sent(hop);
         this.flow.sendHop(hop, call.target);

@@ -3,6 +3,7 @@ import type { CachedResponse } from '../contract/cache-store.js';
 import { type CacheDirectives, parseDirectives } from './directives.js';
 import { fieldValue } from './fields.js';
 import { freshnessOf, isHeuristicallyCacheable } from './freshness.js';
+import { ListMemo } from './list-memo.js';
 import { type RequestHeaders, varyNames } from './vary.js';
 
 /**
@@ -31,17 +32,15 @@ export function requestDirectives(headers: RequestHeaders): CacheDirectives {
 
 /** The response's `Cache-Control` directives. */
 export function responseDirectives(rawHeaders: readonly string[]): CacheDirectives {
-    let directives = parsedDirectives.get(rawHeaders);
-    if (directives === undefined) {
-        directives = parseDirectives(fieldValue(rawHeaders, 'cache-control'));
-        parsedDirectives.set(rawHeaders, directives);
-    }
-
-    return directives;
+    return parsedDirectives.of(rawHeaders, directivesOf);
 }
 
-// Stored fields never change (an update makes a new list): parsed once per list.
-const parsedDirectives = new WeakMap<readonly string[], CacheDirectives>();
+// Parsed once per field list.
+const parsedDirectives = new ListMemo<CacheDirectives>();
+
+function directivesOf(rawHeaders: readonly string[]): CacheDirectives {
+    return parseDirectives(fieldValue(rawHeaders, 'cache-control'));
+}
 
 /** The request fields that keep the cache out of a call: it cannot answer a range or a precondition it did not make. */
 export function bypassesCache(headers: RequestHeaders): boolean {

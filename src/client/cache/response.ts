@@ -5,6 +5,7 @@ import { http } from '../../common/node-modules.js';
 import { holdBody } from '../bodies/held-body.js';
 import type { CachedResponse } from '../contract/cache-store.js';
 import { fieldValue, headersOf, withoutFields } from './fields.js';
+import { ListMemo } from './list-memo.js';
 
 /**
  * The responses the cache hands the request flow: one made from a stored response (a readable
@@ -27,9 +28,15 @@ export function responseFrom(
     statusCode = entry.statusCode
 ): IncomingMessage {
     const answer = answerFields(entry.rawHeaders);
-    const ageValue = String(Math.max(0, Math.floor(age)));
+    const seconds = Math.max(0, Math.floor(age));
+    // What a revalidation's answer, made as its 304 arrives, always says: no number made a string for it.
+    const ageValue = seconds === 0 ? '0' : String(seconds);
     const status = answer.upstreamStatus === undefined ? cacheStatus : `${answer.upstreamStatus}, ${cacheStatus}`;
-    const rawHeaders = [...answer.rawHeaders, 'Age', ageValue, 'Cache-Status', status];
+    // One copy of the list at its size, its last two values filled in (a spread with the four lines
+    // after it copied the list through the iteration protocol, then grew it).
+    const rawHeaders = answer.rawHeaders.slice();
+    rawHeaders[rawHeaders.length - 3] = ageValue;
+    rawHeaders[rawHeaders.length - 1] = status;
     const headers: IncomingHttpHeaders = { ...answer.headers, age: ageValue, 'cache-status': status };
     const cookies = headers['set-cookie'];
     if (cookies !== undefined) {
@@ -43,7 +50,10 @@ export function responseFrom(
 }
 
 interface AnswerFields {
-    /** The stored fields without Age and Cache-Status, which each answer sets anew. */
+    /**
+     * The stored fields without Age and Cache-Status, which each answer sets anew: those two last,
+     * their values left empty for each answer's copy.
+     */
     rawHeaders: readonly string[];
     headers: IncomingHttpHeaders;
     /** The Cache-Status the stored response came with, which ours is appended to. */
@@ -52,17 +62,19 @@ interface AnswerFields {
 
 // What every answer from one stored field list shares, worked out once per list (stored fields never
 // change: an update makes a new list).
-const answerFieldsOf = new WeakMap<readonly string[], AnswerFields>();
+const answerFieldsOf = new ListMemo<AnswerFields>();
 
 function answerFields(stored: readonly string[]): AnswerFields {
-    let fields = answerFieldsOf.get(stored);
-    if (fields === undefined) {
-        const rawHeaders = withoutFields(stored, replacedOnAnswer);
-        fields = { rawHeaders, headers: headersOf(rawHeaders), upstreamStatus: fieldValue(stored, 'cache-status') };
-        answerFieldsOf.set(stored, fields);
-    }
+    return answerFieldsOf.of(stored, readAnswerFields);
+}
 
-    return fields;
+function readAnswerFields(stored: readonly string[]): AnswerFields {
+    const kept = withoutFields(stored, replacedOnAnswer);
+    return {
+        rawHeaders: [...kept, 'Age', '', 'Cache-Status', ''],
+        headers: headersOf(kept),
+        upstreamStatus: fieldValue(stored, 'cache-status')
+    };
 }
 
 /** The 504 a cache answers `only-if-cached` with when it has nothing usable (RFC 9111 5.2.1.7). */

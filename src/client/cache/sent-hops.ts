@@ -6,7 +6,7 @@ import type { Hop } from '../wire/hop.js';
 import { writeResponse, writeUpdate } from './answer-writes.js';
 import { type CacheCall, type CachedFlow, cacheKey, FlowHopOwner, passOn, type WireAnswer } from './cache-call.js';
 import { CallCoalescing } from './coalescing.js';
-import { fillsFor } from './fills.js';
+import { type Fills, fillsFor } from './fills.js';
 import { currentAge } from './freshness.js';
 import { GuardedStore } from './guarded-store.js';
 import { judgeOriginResponse, staleForFailure } from './origin-answer.js';
@@ -35,9 +35,9 @@ export abstract class SentHops extends FlowHopOwner {
         private readonly observed: boolean
     ) {
         super(flow);
-        this.store = guardedStoreOf(settings);
-        const coalesce = settings.coalesce;
-        this.coalescing = coalesce === undefined ? undefined : new CallCoalescing(fillsFor(this.store), coalesce);
+        const { store, fills } = storeOf(settings);
+        this.store = store;
+        this.coalescing = fills === undefined ? undefined : new CallCoalescing(fills, settings.coalesce!);
     }
 
     // The hop's side (HopOwner): the rest is the flow's (FlowHopOwner).
@@ -201,14 +201,21 @@ function holdsBesideValidators(copy: Headers, original: Headers): boolean {
     return fields === 0;
 }
 
-// One guarded view per store: its entry limit is read once.
-const guardedStores = new WeakMap<CacheSettings, GuardedStore>();
-function guardedStoreOf(settings: CacheSettings): GuardedStore {
-    let store = guardedStores.get(settings);
-    if (store === undefined) {
-        store = new GuardedStore(settings.store, settings.storeTimeout);
-        guardedStores.set(settings, store);
+/** The store of one cache's settings as the layer uses it, and its fills when calls are coalesced. */
+interface LayerStore {
+    readonly store: GuardedStore;
+    readonly fills: Fills | undefined;
+}
+
+// One guarded view per settings (its entry limit is read once), found with its fills in one lookup a call.
+const layerStores = new WeakMap<CacheSettings, LayerStore>();
+function storeOf(settings: CacheSettings): LayerStore {
+    let found = layerStores.get(settings);
+    if (found === undefined) {
+        const store = new GuardedStore(settings.store, settings.storeTimeout);
+        found = { store, fills: settings.coalesce === undefined ? undefined : fillsFor(store) };
+        layerStores.set(settings, found);
     }
 
-    return store;
+    return found;
 }

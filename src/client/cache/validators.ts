@@ -1,5 +1,6 @@
 import type { CachedResponse } from '../contract/cache-store.js';
 import { fieldValue, holdsExactly, hopByHopFields, withoutFields } from './fields.js';
+import { ListMemo } from './list-memo.js';
 
 /**
  * Validation (RFC 9111 4.3): the conditional fields that ask the origin whether a stored response
@@ -11,30 +12,24 @@ import { fieldValue, holdsExactly, hopByHopFields, withoutFields } from './field
  * record per stored field list, which never changes: each revalidation of a key read them again.
  */
 export function conditionalFields(entry: CachedResponse): Readonly<Record<string, string>> {
-    let fields = conditionalOf.get(entry.rawHeaders);
-    if (fields === undefined) {
-        fields = Object.freeze(validatorsOf(entry));
-        conditionalOf.set(entry.rawHeaders, fields);
-    }
-
-    return fields;
+    return conditionalOf.of(entry.rawHeaders, validatorsOf);
 }
 
-const conditionalOf = new WeakMap<readonly string[], Readonly<Record<string, string>>>();
+const conditionalOf = new ListMemo<Readonly<Record<string, string>>>();
 
-function validatorsOf(entry: CachedResponse): Record<string, string> {
+function validatorsOf(rawHeaders: readonly string[]): Readonly<Record<string, string>> {
     const fields: Record<string, string> = {};
-    const etag = fieldValue(entry.rawHeaders, 'etag');
+    const etag = fieldValue(rawHeaders, 'etag');
     if (etag !== undefined) {
         fields['if-none-match'] = etag;
     }
 
-    const lastModified = fieldValue(entry.rawHeaders, 'last-modified');
+    const lastModified = fieldValue(rawHeaders, 'last-modified');
     if (lastModified !== undefined) {
         fields['if-modified-since'] = lastModified;
     }
 
-    return fields;
+    return Object.freeze(fields);
 }
 
 // 3.2: a 304's Content-Length describes no body: it never replaces the stored one (nor do the
@@ -78,7 +73,7 @@ export function validatedBy304(
 // the same lines, name for name and value for value (a key revalidated many times a second gets the same
 // 304 within the second), repeats it too, known without each name lower-cased and looked up again,
 // which was most of what a 304's update cost. Written once per list.
-const repeatedBy = new WeakMap<readonly string[], readonly string[]>();
+const repeatedBy = new ListMemo<readonly string[]>();
 
 function sameLines(a: readonly string[], b: readonly string[]): boolean {
     if (a.length !== b.length) {

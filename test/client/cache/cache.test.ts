@@ -991,7 +991,9 @@ describe('Cache: a failing store', () => {
             const { res, payload } = await client.get(url);
             expect(String(payload)).toBe('body');
             expect(res.headers['x-version']).toBe(version);
-            const [entry] = await store.get(url);
+            const found = await store.get(url);
+            const [entry] = found;
+            expect(Object.isFrozen(found)).toBe(true);
             expect(Object.isFrozen(entry)).toBe(true);
             expect(Object.isFrozen(entry!.rawHeaders)).toBe(true);
             expect(entry!.rawHeaders).toContain(version);

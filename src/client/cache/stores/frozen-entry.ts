@@ -26,16 +26,17 @@ export function frozenEntry(entry: CachedResponse): CachedResponse {
 }
 
 /**
- * Freezes in place an entry its caller made and no one else holds yet (a store's decoding of a value, the
- * cache's update of a stored entry). `held`, when given, is a frozen entry: a field list or `vary` the two
- * share is frozen already (each freeze is a call into the runtime).
+ * Freezes in place an entry its caller made and no one else holds yet (a store's decoding of a value, an
+ * entry the cache layer wrote to a `MemoryCacheStore`, frozen before a lookup hands it out).
  */
-export function freezeOwnEntry(entry: CachedResponse, held?: CachedResponse): CachedResponse {
-    if (entry.rawHeaders !== held?.rawHeaders) {
-        Object.freeze(entry.rawHeaders);
+export function freezeOwnEntry(entry: CachedResponse): CachedResponse {
+    if (Object.isFrozen(entry)) {
+        // Frozen whole already (its list and `vary` with it).
+        return entry;
     }
 
-    if (entry.vary !== undefined && entry.vary !== held?.vary) {
+    Object.freeze(entry.rawHeaders);
+    if (entry.vary !== undefined) {
         Object.freeze(entry.vary);
     }
 

@@ -19,8 +19,11 @@ interface Stored {
 
 /**
  * What is held for one key: its variants, and the list of their entries a lookup hands out. Every
- * lookup until the next change gets that one list: it and its entries are frozen, so no caller can
- * change what the next one finds (the cache layer only reads them; a caller of `get` may not).
+ * lookup until the next change gets that one list. The cache layer only reads it; before `get` hands
+ * it to anyone else, it and its entries are frozen, so no caller can change what the next one finds.
+ * Frozen then and not at each write: a key revalidated many times a second is written as often, and
+ * the freezes (calls into the runtime that change each object's shape) were the largest part of a
+ * write that nobody but the cache layer would read.
  */
 interface Variants {
     readonly items: readonly Stored[];
@@ -29,15 +32,21 @@ interface Variants {
     readonly firstDeleteAt: number;
     /** `entries` as a lookup's answer, made by the first lookup: the next ones hand out the same settled promise. */
     found: Promise<readonly CachedResponse[]> | undefined;
+    /** `entries` and each entry are frozen (a caller of `get` has had them). */
+    frozen: boolean;
 }
 
 const nothingFound: Promise<readonly CachedResponse[]> = Promise.resolve(Object.freeze([]));
 
 /**
  * `set` of a `MemoryCacheStore`, done in the same turn: true when stored, false when declined. For the
- * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn.
+ * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn;
+ * the entry is the layer's own, kept as it is, and only read from then on.
  */
 export let writeNow: (store: MemoryCacheStore, key: string, entry: CachedResponse) => boolean;
+
+/** `get` of a `MemoryCacheStore` for the cache layer, which only reads what it finds: nothing is frozen for it. */
+export let lookUp: (store: MemoryCacheStore, key: string) => Promise<readonly CachedResponse[]>;
 
 /**
  * A `CacheStore` in this process's memory (README "Cache"): bounded by total bytes, entries and
@@ -76,9 +85,23 @@ export class MemoryCacheStore implements CacheStore {
     }
 
     get(key: string): Promise<readonly CachedResponse[]> {
-        const held = this.#byKey.get(key);
+        const held = this.#live(key);
         if (held === undefined) {
             return nothingFound;
+        }
+
+        if (!held.frozen) {
+            freezeHeld(held);
+        }
+
+        return foundIn(held);
+    }
+
+    /** What is held for `key` once what is past its `deleteAt` is dropped, as the most recently used. */
+    #live(key: string): Variants | undefined {
+        const held = this.#byKey.get(key);
+        if (held === undefined) {
+            return undefined;
         }
 
         const now = Date.now();
@@ -90,14 +113,11 @@ export class MemoryCacheStore implements CacheStore {
                 this.#youngest = key;
             }
 
-            // Not an async method: the list is the same until the next change, and so is the promise of it.
-            held.found ??= Promise.resolve(held.entries);
-            return held.found;
+            return held;
         }
 
         const alive = held.items.filter((item) => item.entry.deleteAt > now);
-        const kept = this.#replace(key, held, alive);
-        return kept === undefined ? nothingFound : Promise.resolve(kept.entries);
+        return this.#replace(key, held, alive);
     }
 
     /** Resolves false when it declined the entry (larger than `maxEntrySize`). */
@@ -107,9 +127,13 @@ export class MemoryCacheStore implements CacheStore {
 
     static {
         writeNow = (store, key, entry) => store.#write(key, entry, true);
+        lookUp = (store, key) => {
+            const held = store.#live(key);
+            return held === undefined ? nothingFound : foundIn(held);
+        };
     }
 
-    /** `set`, done now: false when it declined the entry. `own`: the entry is the writer's own, frozen in place. */
+    /** `set`, done now: false when it declined the entry. `own`: the entry is the writer's own, kept as it is. */
     #write(key: string, entry: CachedResponse, own = false): boolean {
         const held = this.#byKey.get(key);
         const only = held !== undefined && held.items.length === 1 ? held.items[0]! : undefined;
@@ -129,9 +153,16 @@ export class MemoryCacheStore implements CacheStore {
             return false;
         }
 
-        // The new variant first, the others after it (filter made a list of its own: no copy of it).
-        others.unshift({ entry: own ? freezeOwnEntry(entry, only?.entry) : frozenEntry(entry), bytes });
-        this.#replace(key, held, others);
+        // The new variant first, the others after it (filter made a list of its own: no copy of it; and
+        // none to move for the usual one, where an unshift onto the empty list was a call into the runtime).
+        const stored: Stored = { entry: own ? entry : frozenEntry(entry), bytes };
+        if (others.length === 0) {
+            this.#replace(key, held, [stored]);
+        } else {
+            others.unshift(stored);
+            this.#replace(key, held, others);
+        }
+
         this.#evict();
         return true;
     }
@@ -175,8 +206,8 @@ export class MemoryCacheStore implements CacheStore {
         }
 
         this.#entries += next.length;
-        const entries = Object.freeze(next.length === 1 ? [next[0]!.entry] : next.map((item) => item.entry));
-        const variants: Variants = { items: next, entries, firstDeleteAt, found: undefined };
+        const entries = next.length === 1 ? [next[0]!.entry] : next.map((item) => item.entry);
+        const variants: Variants = { items: next, entries, firstDeleteAt, found: undefined, frozen: false };
         this.#byKey.set(key, variants);
         this.#youngest = key;
         return variants;
@@ -197,6 +228,22 @@ export class MemoryCacheStore implements CacheStore {
             this.#replace(key, held, []);
         }
     }
+}
+
+/** The settled promise of what `held` holds: the list is the same until the next change, and so is its promise. */
+function foundIn(held: Variants): Promise<readonly CachedResponse[]> {
+    held.found ??= Promise.resolve(held.entries);
+    return held.found;
+}
+
+/** Freezes what `held` hands out: its list, and each entry the cache layer wrote as it was (stores/frozen-entry.ts). */
+function freezeHeld(held: Variants): void {
+    for (const entry of held.entries) {
+        freezeOwnEntry(entry);
+    }
+
+    Object.freeze(held.entries);
+    held.frozen = true;
 }
 
 function sameVariant(a: CachedResponse, b: CachedResponse): boolean {
