@@ -23,7 +23,10 @@ export type CacheOutcome =
      */
     | 'collapsed';
 
-/** One Cache-Status member's parameters (RFC 9211 2). */
+/**
+ * One Cache-Status member's parameters (RFC 9211 2).
+ * @internal
+ */
 export interface CacheStatusFacts {
     outcome: CacheOutcome;
     /** The response was stored (or its stored copy updated): the store's write has landed. */
@@ -48,6 +51,7 @@ export interface CacheStatusFacts {
  * The `detail` of a response the cache meant to store and did not, by how the write ended (docs/cache.md
  * "Cache-Status"): the store declined it (too large for it), did not answer within `storeTimeout`, or
  * failed (threw, rejected: a Redis server out of reach).
+ * @internal
  */
 export const notStoredDetails = {
     declined: 'store-declined',
@@ -65,7 +69,10 @@ const forwardReasons: Record<CacheOutcome, string | undefined> = {
     collapsed: 'miss'
 };
 
-/** The `tracewire` member of Cache-Status, e.g. `tracewire; fwd=miss; fwd-status=200; stored; ttl=60`. */
+/**
+ * The `tracewire` member of Cache-Status, e.g. `tracewire; fwd=miss; fwd-status=200; stored; ttl=60`.
+ * @internal
+ */
 export function cacheStatusMember(facts: CacheStatusFacts): string {
     const forward = forwardReasons[facts.outcome];
     let member = forward === undefined ? 'tracewire; hit' : `tracewire; fwd=${forward}`;
@@ -93,7 +100,10 @@ export function cacheStatusMember(facts: CacheStatusFacts): string {
     return member;
 }
 
-/** A member's `ttl`: the seconds left of freshness, whole (negative once stale). */
+/**
+ * A member's `ttl`: the seconds left of freshness, whole (negative once stale).
+ * @internal
+ */
 export function ttlSeconds(ttl: number): number {
     return Math.round(ttl);
 }
