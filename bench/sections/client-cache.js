@@ -67,6 +67,11 @@ export async function runCacheRows({ port, quick, log }) {
     }
 
     const ratio = (a, b) => (samples[a] && samples[b] ? pairedRatio(samples[a], samples[b]) : Number.NaN);
+    // The same comparison in what each client pays a call, the table's medians (b's CPU over a's): the origin
+    // shares this machine's cores, so a cheaper client gains less rate than CPU (docs/performance.md, the 304's
+    // sixth pass), and a round's 1,000 calls are too few for its CPU alone to pair with another row's.
+    const cpuRatio = (a, b) =>
+        cpuSamples[a] && cpuSamples[b] ? median(cpuSamples[b]) / median(cpuSamples[a]) : Number.NaN;
     const table = markdownTable(
         [
             `${rounds} rounds of ${count} GETs of 100 B, concurrency ${calls.concurrency}`,
@@ -108,6 +113,10 @@ export async function runCacheRows({ port, quick, log }) {
         [
             "revalidated (304) vs tracewire's conditional GET without the cache",
             ratio('tracewire, revalidated (304)', pipelineFloorRow)
+        ],
+        [
+            "(CPU a call) revalidated (304) vs undici 8 interceptor revalidated: undici's median CPU over ours",
+            cpuRatio('tracewire, revalidated (304)', undiciRevalidated)
         ]
     ];
     const targetTable = markdownTable(
