@@ -54,6 +54,8 @@ export default defineConfig({
                     exclude: [...configDefaults.exclude, 'test/consumer/**', ...cachingSuite, ...wholeProcess],
                     // Each file imports the package's modules, in a worker that already has them: not once a file.
                     isolate: false,
+                    // Each file leaves no OpenTelemetry registered globally for the next (test/setup/otel-globals.ts).
+                    setupFiles: ['test/setup/otel-globals.ts'],
                     sequence: { groupOrder: 1 }
                 }
             }

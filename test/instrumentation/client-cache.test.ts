@@ -61,8 +61,9 @@ mock.intercept({ origin, method: () => true })
     })
     .persist();
 
-afterAll(() => {
+afterAll(async () => {
     mock.close();
+    await otel.shutdown();
 });
 
 describe('instrumentation of a cached client', () => {
