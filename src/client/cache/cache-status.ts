@@ -23,10 +23,7 @@ export type CacheOutcome =
      */
     | 'collapsed';
 
-/**
- * One Cache-Status member's parameters (RFC 9211 2).
- * @internal
- */
+/** One Cache-Status member's parameters (RFC 9211 2). */
 export interface CacheStatusFacts {
     outcome: CacheOutcome;
     /** The response was stored (or its stored copy updated): the store's write has landed. */
@@ -51,7 +48,6 @@ export interface CacheStatusFacts {
  * The `detail` of a response the cache meant to store and did not, by how the write ended (docs/cache.md
  * "Cache-Status"): the store declined it (too large for it), did not answer within `storeTimeout`, or
  * failed (threw, rejected: a Redis server out of reach).
- * @internal
  */
 export const notStoredDetails = {
     declined: 'store-declined',
@@ -69,10 +65,7 @@ const forwardReasons: Record<CacheOutcome, string | undefined> = {
     collapsed: 'miss'
 };
 
-/**
- * The `tracewire` member of Cache-Status, e.g. `tracewire; fwd=miss; fwd-status=200; stored; ttl=60`.
- * @internal
- */
+/** The `tracewire` member of Cache-Status, e.g. `tracewire; fwd=miss; fwd-status=200; stored; ttl=60`. */
 export function cacheStatusMember(facts: CacheStatusFacts): string {
     const forward = forwardReasons[facts.outcome];
     let member = forward === undefined ? 'tracewire; hit' : `tracewire; fwd=${forward}`;
@@ -100,10 +93,7 @@ export function cacheStatusMember(facts: CacheStatusFacts): string {
     return member;
 }
 
-/**
- * A member's `ttl`: the seconds left of freshness, whole (negative once stale).
- * @internal
- */
+/** A member's `ttl`: the seconds left of freshness, whole (negative once stale). */
 export function ttlSeconds(ttl: number): number {
     return Math.round(ttl);
 }

@@ -42,14 +42,10 @@ const nothingFound: Promise<readonly CachedResponse[]> = Promise.resolve(Object.
  * `set` of a `MemoryCacheStore`, done in the same turn: true when stored, false when declined. For the
  * cache layer (guarded-store.ts), whose writes to its own store need not wait for a promise's turn;
  * the entry is the layer's own, kept as it is, and only read from then on.
- * @internal
  */
 export let writeNow: (store: MemoryCacheStore, key: string, entry: CachedResponse) => boolean;
 
-/**
- * `get` of a `MemoryCacheStore` for the cache layer, which only reads what it finds: nothing is frozen for it.
- * @internal
- */
+/** `get` of a `MemoryCacheStore` for the cache layer, which only reads what it finds: nothing is frozen for it. */
 export let lookUp: (store: MemoryCacheStore, key: string) => Promise<readonly CachedResponse[]>;
 
 /**
@@ -264,10 +260,7 @@ function sameVariant(a: CachedResponse, b: CachedResponse): boolean {
 // made with a store as its prototype), on which the class's own methods would throw.
 const madeStores = new WeakSet<object>();
 
-/**
- * True when `store` is a `MemoryCacheStore` itself (guarded-store.ts: its own calls settle at once).
- * @internal
- */
+/** True when `store` is a `MemoryCacheStore` itself (guarded-store.ts: its own calls settle at once). */
 export function isMemoryCacheStore(store: object): boolean {
     return madeStores.has(store);
 }
