@@ -4,7 +4,8 @@
 // declarations, a third of them) would be installed for nothing (README, "Install footprint"). In the
 // files that are reached, so is each exported function, constant, interface and type alias that no
 // other reached declaration names (nor its own file, past its declaration): a module's helpers for the
-// package's other modules, declared beside the type a public one needs.
+// package's other modules, declared beside the type a public one needs; then the imports only those
+// used, and the files only those imports reached. Again, until nothing more goes.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,42 +28,39 @@ function entryDeclarations(target, found = []) {
     return found;
 }
 
-// Relative module specifiers in a declaration file: `from './x.js'`, `import('./x.js')`.
-const relativeSpecifier = /(?:\bfrom\s*|\bimport\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
-
-const reached = new Set();
-const pending = entryDeclarations(exportMap);
-while (pending.length > 0) {
-    const file = pending.pop();
-    if (reached.has(file)) {
-        continue;
-    }
-
-    // An entry the build did not emit is for publint and attw to report, not for this script.
-    let text;
-    try {
-        text = readFileSync(file, 'utf8');
-    } catch {
-        continue;
-    }
-
-    reached.add(file);
-    for (const [, specifier] of text.matchAll(relativeSpecifier)) {
-        pending.push(resolve(dirname(file), specifier.replace(/\.js$/, '.d.ts')));
-    }
-}
-
-let removed = 0;
+// Every declaration file the build wrote, by path, as this script leaves it.
+const texts = new Map();
 for (const entry of readdirSync(join(root, 'dist'), { recursive: true, withFileTypes: true })) {
     const file = join(entry.parentPath, entry.name);
-    if (entry.isFile() && file.endsWith('.d.ts') && !reached.has(file)) {
-        rmSync(file);
-        removed++;
+    if (entry.isFile() && file.endsWith('.d.ts')) {
+        texts.set(file, readFileSync(file, 'utf8'));
     }
 }
 
 const entries = new Set(entryDeclarations(exportMap));
-const texts = new Map([...reached].map((file) => [file, readFileSync(file, 'utf8')]));
+
+// Relative module specifiers in a declaration file: `from './x.js'`, `import('./x.js')`.
+const relativeSpecifier = /(?:\bfrom\s*|\bimport\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** The declaration files the entry points reach, directly or through others. */
+function reachedFiles() {
+    const reached = new Set();
+    const pending = [...entries];
+    while (pending.length > 0) {
+        const file = pending.pop();
+        // An entry the build did not emit is for publint and attw to report, not for this script.
+        if (reached.has(file) || !texts.has(file)) {
+            continue;
+        }
+
+        reached.add(file);
+        for (const [, specifier] of texts.get(file).matchAll(relativeSpecifier)) {
+            pending.push(resolve(dirname(file), specifier.replace(/\.js$/, '.d.ts')));
+        }
+    }
+
+    return reached;
+}
 
 /** How many times `name` occurs in `text` as a whole word. */
 function mentions(text, name) {
@@ -102,46 +100,84 @@ function statementsOf(lines) {
     return statements;
 }
 
-// A declaration removed may leave another one named by it alone unnamed: again until nothing goes.
-let pruned = 0;
-for (let again = true; again; ) {
-    again = false;
-    for (const [file, text] of texts) {
-        if (entries.has(file)) {
-            continue;
-        }
-
-        // The last line, empty after the file's final newline, belongs to no statement.
-        const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
-        const cut = statementsOf(lines).filter(({ from, to, head }) => {
-            const name = head?.match(prunable)?.[1];
-            if (name === undefined) {
-                return false;
-            }
-
-            const own = lines.slice(from, to).join('\n');
-            return (
-                mentions(text, name) === mentions(own, name) &&
-                [...texts].every(([other, otherText]) => other === file || mentions(otherText, name) === 0)
-            );
-        });
-        if (cut.length === 0) {
-            continue;
-        }
-
-        const dropped = new Set(cut.flatMap(({ from, to }) => Array.from({ length: to - from }, (_, i) => from + i)));
-        texts.set(file, `${lines.filter((_, index) => !dropped.has(index)).join('\n')}\n`);
-        pruned += cut.length;
-        again = true;
-    }
+/** The file's lines; the last one, empty after the file's final newline, is not among them. */
+function linesOf(text) {
+    return (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
 }
 
+/** `file` without its exported declarations that `reached` names nowhere else; how many went. */
+function pruneDeclarations(file, reached) {
+    const text = texts.get(file);
+    const lines = linesOf(text);
+    const cut = statementsOf(lines).filter(({ from, to, head }) => {
+        const name = head?.match(prunable)?.[1];
+        return (
+            name !== undefined &&
+            mentions(text, name) === mentions(lines.slice(from, to).join('\n'), name) &&
+            [...reached].every((other) => other === file || mentions(texts.get(other), name) === 0)
+        );
+    });
+    const dropped = new Set(cut.flatMap(({ from, to }) => Array.from({ length: to - from }, (_, i) => from + i)));
+    texts.set(file, `${lines.filter((_, index) => !dropped.has(index)).join('\n')}\n`);
+    return cut.length;
+}
+
+// An import of named bindings or a namespace, on one line as the compiler writes it.
+const importLine = /^import (type )?(?:\{ ?(.*?) ?\}|\* as ([\w$]+)) from (['"][^'"]+['"]);$/;
+
+/** `file` without the imported names it no longer mentions (a line whose names all went goes whole). */
+function pruneImports(file) {
+    const text = texts.get(file);
+    const kept = linesOf(text).flatMap((line) => {
+        const found = line.match(importLine);
+        if (found === null) {
+            return [line];
+        }
+
+        const [, typeOnly = '', named, namespace, from] = found;
+        const rest = text.replace(line, '');
+        if (namespace !== undefined) {
+            return mentions(rest, namespace) > 0 ? [line] : [];
+        }
+
+        // `A`, `type A`, `A as B`: the local name is the last word.
+        const used = named.split(',').filter((binding) => mentions(rest, binding.trim().split(' ').pop()) > 0);
+        return used.length === 0
+            ? []
+            : [`import ${typeOnly}{ ${used.map((binding) => binding.trim()).join(', ')} } from ${from};`];
+    });
+    texts.set(file, `${kept.join('\n')}\n`);
+}
+
+let reached = reachedFiles();
+let pruned = 0;
+for (let again = true; again; ) {
+    const before = [...reached].map((file) => texts.get(file)).join('\0');
+    for (const file of reached) {
+        if (!entries.has(file)) {
+            pruned += pruneDeclarations(file, reached);
+        }
+    }
+
+    for (const file of reached) {
+        pruneImports(file);
+    }
+
+    reached = reachedFiles();
+    again = [...reached].map((file) => texts.get(file)).join('\0') !== before;
+}
+
+let removed = 0;
 for (const [file, text] of texts) {
-    if (text !== readFileSync(file, 'utf8')) {
+    if (!reached.has(file)) {
+        rmSync(file);
+        removed++;
+    } else if (text !== readFileSync(file, 'utf8')) {
         writeFileSync(file, text);
     }
 }
 
 console.log(
-    `declarations: ${reached.size} reached from the entry points, ${removed} others removed; ${pruned} exported declarations no other reaches, removed`
+    `declarations: ${reached.size} files reached from the entry points, ${removed} others removed; ` +
+        `${pruned} exported declarations no other reaches, removed`
 );
