@@ -29,7 +29,7 @@ export function responseFrom(
 ): IncomingMessage {
     const answer = answerFields(entry.rawHeaders);
     const seconds = Math.max(0, Math.floor(age));
-    // What a revalidation's answer, made as its 304 arrives, always says: no number made a string for it.
+    // What nearly every revalidation's answer, made as its 304 arrives, says: no number made a string for it.
     const ageValue = seconds === 0 ? '0' : String(seconds);
     const status = answer.upstreamStatus === undefined ? cacheStatus : `${answer.upstreamStatus}, ${cacheStatus}`;
     // One copy of the list at its size, its last two values filled in (a spread with the four lines
