@@ -2,14 +2,18 @@
 // against the origin (servers/origin.js) in another: its CPU per call, or under callgrind its instructions.
 //   node bench/profile/cache-calls.js <row> [count=5000] [warm-up=5000] [build dir] [callgrind]
 // rows: uncached | conditional (a 304 without the cache) | hit | revalidated | redis-hit | undici8-uncached |
-// undici8-hit | undici8-revalidated
+// undici8-hit | undici8-revalidated | floor (node:http's floor of a revalidation, lib/cache-rows.js)
 // (redis-hit starts a redis-server of its own, as the cache-redis section does). A build directory runs
-// another checkout's client. With `callgrind` last, run it under valgrind as client-instructions.js is:
+// another checkout's client. With `cpuprof:<file>` last, V8's CPU profile of the measured calls (not the
+// warm-up) is written to <file> (cache-parts.js reads them by part). With `callgrind` last, run it under
+// valgrind as client-instructions.js is:
 //   valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes --callgrind-out-file=/tmp/cg/out.%p \
 //     node bench/profile/cache-calls.js revalidated 2000 5000 '' callgrind
 //   grep '^summary' /tmp/cg/out.*.1-*   # every thread's count over the measured calls
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { runCalls } from '../lib/calls.js';
@@ -82,8 +86,31 @@ async function undiciCall() {
     return async () => Buffer.from(await (await undici.request(base + path, { dispatcher })).body.arrayBuffer());
 }
 
-const call = row.startsWith('undici8') ? await undiciCall() : await tracewireCall();
+async function floorCall() {
+    const { cacheRowsOf } = await import('../lib/cache-rows.js');
+    const { calls, close } = await cacheRowsOf('node:http', origin.port);
+    cleanups.unshift(close);
+    return calls['raw node:http, the floor of a revalidation (304, stored body)'];
+}
+
+/** Starts V8's profiler at 100 µs (its default is 1 ms); returns what stops it and writes the profile. */
+async function startProfile(file) {
+    const session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await session.post('Profiler.start');
+    return async () => {
+        const { profile } = await session.post('Profiler.stop');
+        writeFileSync(file, JSON.stringify(profile));
+        session.disconnect();
+    };
+}
+
+const call =
+    row === 'floor' ? await floorCall() : row.startsWith('undici8') ? await undiciCall() : await tracewireCall();
 await runCalls(call, Number(warmUp), concurrency);
+const stopProfile = mode.startsWith('cpuprof:') ? await startProfile(mode.slice('cpuprof:'.length)) : undefined;
 const callgrind = (...args) => execFileSync('callgrind_control', [...args, String(process.pid)], { stdio: 'ignore' });
 if (mode === 'callgrind') {
     callgrind('-i', 'on');
@@ -94,6 +121,8 @@ const { rate, cpuPerOperation } = await runCalls(call, Number(count), concurrenc
 if (mode === 'callgrind') {
     callgrind('-d');
 }
+
+await stopProfile?.();
 
 console.log(
     `${row}${build === '' ? '' : ` (${build})`}: ${rate.toFixed(0)} calls/s, ${cpuPerOperation.toFixed(1)} µs CPU per call`

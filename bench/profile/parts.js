@@ -6,47 +6,14 @@
 //   node bench/profile/parts.js /tmp/prof/<file>.cpuprofile [requests=22000] [rows=30]
 // (bench/children/traced-client.js run by hand makes 2,000 requests of warm-up, then 20,000.)
 import { readFileSync } from 'node:fs';
+import { selfMicrosByPart } from '../lib/profile-parts.js';
 
 const [file, requests = '22000', rows = '30'] = process.argv.slice(2);
 if (!file) {
     throw new Error('usage: node bench/profile/parts.js <file.cpuprofile> [requests] [rows]');
 }
 
-const profile = JSON.parse(readFileSync(file, 'utf8'));
-const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-const intervals = profile.timeDeltas;
-const selfMicros = new Map();
-for (let i = 0; i < profile.samples.length; i++) {
-    const node = nodes.get(profile.samples[i]);
-    const part = partOf(node.callFrame);
-    // Each sample stands for the time until the next one.
-    const micros = intervals[i + 1] ?? 0;
-    selfMicros.set(part, (selfMicros.get(part) ?? 0) + micros);
-}
-
-/** The part a frame belongs to: a tracewire module, a package, Node's internals or V8's entries. */
-function partOf({ functionName, url }) {
-    if (url === '') {
-        return functionName.startsWith('(') ? functionName : '(native)';
-    }
-
-    const dist = /\/dist\/(.+)$/.exec(url);
-    if (dist !== null && !url.includes('/node_modules/')) {
-        return `tracewire ${dist[1]}`;
-    }
-
-    const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
-    if (pkg !== null) {
-        return pkg[1];
-    }
-
-    if (url.startsWith('node:')) {
-        return `node ${url.slice(5).split('/')[0]}`;
-    }
-
-    return url.replace(/^.*\/bench\//, 'bench/');
-}
-
+const selfMicros = selfMicrosByPart(JSON.parse(readFileSync(file, 'utf8')));
 const busy = [...selfMicros].filter(([part]) => part !== '(idle)').reduce((sum, [, micros]) => sum + micros, 0);
 const perRequest = (micros) => (micros / Number(requests)).toFixed(2).padStart(7);
 console.log(`${file}: ${(busy / 1000).toFixed(0)} ms busy, ${perRequest(busy)} µs per request`);
