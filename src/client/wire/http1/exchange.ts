@@ -4,7 +4,7 @@ import { declaredLength } from '../../../common/message-body.js';
 import type { HttpError } from '../../../errors/index.js';
 import type { PayloadReplay } from '../../bodies/payload-replay.js';
 import { trackUpload, type UploadOwner } from '../../bodies/progress.js';
-import { aborted, requestError } from '../../contract/errors.js';
+import { aborted, clientFailure, requestError } from '../../contract/errors.js';
 import type { ProgressCallback } from '../../contract/types.js';
 import { type ProxyRoute, proxyRefusal, proxyRequestError } from '../proxy.js';
 import { followConnection, followHandshake } from '../socket-moments.js';
@@ -13,6 +13,7 @@ import { createNodeRequest } from './node-http.js';
 import { toNodeOptions } from './node-options.js';
 import { throughProxy, watchProxy } from './proxy-agents.js';
 import { bytesSinceRelease, governSocketRelease, retireIdlePeers } from './socket-release.js';
+import { exchangeEnded, type QueuedWrite, writeThisTurn } from './turn-writes.js';
 
 /**
  * HTTP/1.1 under the transport seam (transport.ts): an exchange is one `ClientRequest` on a
@@ -55,11 +56,15 @@ export function http1OverSocket(hop: ExchangeHop, socket: Socket): Exchange {
 const exchangeOf = Symbol('tracewire.exchange');
 type ExchangeRequest = ClientRequest & { [exchangeOf]: Http1Exchange };
 
-class Http1Exchange implements Exchange, UploadOwner {
+class Http1Exchange implements Exchange, UploadOwner, QueuedWrite {
     // Set once the hop let go of the exchange (it failed or was stopped): nothing more is reported or sent.
     private cancelled = false;
     // The response arrived: the request's `close` that follows every exchange then reports nothing.
     private answered = false;
+    // The body the request ends with, while it waits for its turn's writes (turn-writes.ts).
+    private queuedBody: string | Buffer | undefined;
+    // Counted among the requests awaiting a response (turn-writes.ts) until the exchange ends.
+    private awaiting = false;
 
     constructor(
         readonly hop: ExchangeHop,
@@ -116,9 +121,28 @@ class Http1Exchange implements Exchange, UploadOwner {
 
     sendBody(body: string | Buffer | undefined, onProgress: ProgressCallback | undefined): void {
         if (onProgress === undefined) {
-            this.request.end(body);
+            this.queuedBody = body;
+            this.awaiting = true;
+            writeThisTurn(this);
         } else {
             this.upload(onProgress).send(body);
+        }
+    }
+
+    writeQueued(): void {
+        const body = this.queuedBody;
+        this.queuedBody = undefined;
+        // Dropped while it waited: an abort, a timeout, a failed connection, a listener's destroy().
+        if (this.cancelled || this.request.destroyed) {
+            return;
+        }
+
+        try {
+            this.request.end(body);
+        } catch (err) {
+            // Node checked the body and the headers when they were given: nothing is known to throw here, but
+            // one request's throw must neither leave its hop waiting nor stop the turn's other writes.
+            this.hop.failed(clientFailure(`Request could not be sent: ${(err as Error).message}`, err));
         }
     }
 
@@ -137,7 +161,16 @@ class Http1Exchange implements Exchange, UploadOwner {
 
     cancel(): void {
         this.cancelled = true;
+        this.ended();
         this.request.destroy();
+    }
+
+    /** The exchange is over for the turn's writes: answered, failed or dropped (the first of these only). */
+    private ended(): void {
+        if (this.awaiting) {
+            this.awaiting = false;
+            exchangeEnded();
+        }
     }
 
     uploadFailed(err: HttpError): void {
@@ -153,6 +186,7 @@ class Http1Exchange implements Exchange, UploadOwner {
     }
 
     responded(res: IncomingMessage): void {
+        this.ended();
         if (this.cancelled) {
             // A response racing an abort or a timeout that already ended the hop.
             res.destroy();
@@ -164,6 +198,7 @@ class Http1Exchange implements Exchange, UploadOwner {
     }
 
     requestFailed(err: Error): void {
+        this.ended();
         // Errors after the hop let go (the destroy that follows a timeout or an abort) are already reported.
         if (!this.cancelled) {
             // req.abort() shows as a 'socket hang up' once the request is on the wire: report what the caller did.
@@ -172,6 +207,7 @@ class Http1Exchange implements Exchange, UploadOwner {
     }
 
     requestClosed(): void {
+        this.ended();
         // Closed before a response and without an error: the caller called req.abort() (Node reports no error for it).
         // Checked before the error is made: every exchange's request closes, and an error costs its stack.
         if (!this.cancelled && !this.answered) {
