@@ -228,6 +228,25 @@ describe('2.1 agent and rejectUnauthorized', () => {
             }
         }
     );
+    conform(
+        'a request started while another awaits its response',
+        async (c, env) => {
+            const awaiting = c.request('GET', `${env.http}/slow/50`);
+            const started = c.request('GET', `${env.http}/b`);
+            // Before this turn's I/O callbacks have run.
+            env.log(awaiting.req.writableEnded, started.req.writableEnded);
+            await Promise.all([awaiting, started].map(async (promise) => c.read(await promise)));
+            env.log(started.req.writableEnded);
+        },
+        {
+            guide: 'While other requests await responses, a request is written at the end of its turn',
+            check: (ours, theirs) => {
+                expect(ours.logged).toEqual([[true, false], [true]]);
+                expect(theirs.logged).toEqual([[true, true], [true]]);
+                expect(ours.received.map(({ path }) => path).sort()).toEqual(['/b', '/slow/50']);
+            }
+        }
+    );
 });
 
 describe('2.1 baseUrl × uri forms', () => {
